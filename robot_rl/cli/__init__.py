@@ -1,0 +1,70 @@
+"""The ``robot-rl`` command.
+
+Each subcommand lives in its own module under robot_rl.cli and exposes
+``add_arguments(parser)`` and ``run(args) -> int``. Modules are imported only when their
+subcommand runs, so ``robot-rl --help`` stays fast and a missing optional library
+only matters for the command that needs it.
+
+Errors a user can fix (:class:`robot_rl.errors.RobotRLError`) are printed as one line,
+``robot-rl: <what and where>``, with a non-zero exit status and no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from robot_rl.errors import RobotRLError
+
+# subcommand -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "rollout": ("robot_rl.cli.rollout", "run the scripted expert (or a checkpoint) in sim and report success"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="robot-rl", description=__doc__.split("\n\n")[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    # Find the subcommand first (ignoring --help), then let its module add its arguments.
+    probe = [a for a in argv if a not in ("-h", "--help")]
+    if not any(a in COMMANDS for a in probe):
+        parser.parse_args(argv)  # prints usage or help and exits
+    known, _ = parser.parse_known_args(probe)
+    module = importlib.import_module(known._module)
+    sub_parser = _subparser(parser, known.command)
+    module.add_arguments(sub_parser)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(module.run(args) or 0)
+    except RobotRLError as err:
+        print(f"robot-rl: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("robot-rl: interrupted", file=sys.stderr)
+        return 130
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[name]
+    raise KeyError(name)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""One YAML describes one training session; this module turns it into typed objects.
+
+``load_config("configs/pick_cube.yaml")`` returns a :class:`Config`. Unknown keys, wrong
+types and out-of-range values raise :class:`robot_rl.errors.ConfigError` with the file
+and the dotted key, e.g. ``configs/pick_cube.yaml: unknown key 'env.obs_mod' (did you
+mean 'obs_mode'?)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from robot_rl.config.loader import apply_overrides, build, param, read_yaml, to_dict
+from robot_rl.config.sections import (
+    CameraConfig,
+    ControllerConfig,
+    EnvConfig,
+    RobotConfig,
+    SimConfig,
+    TaskConfig,
+    WorkspaceConfig,
+)
+from robot_rl.errors import ConfigError
+
+
+def _default_cameras() -> dict[str, CameraConfig]:
+    return {"front": CameraConfig(), "wrist": CameraConfig()}
+
+
+@dataclass
+class Config:
+    """A whole session: task, robot, cameras, env (and, in later sections, learning)."""
+
+    task: TaskConfig = field(default_factory=TaskConfig)
+    seed: int = param(0, min=0)
+    sim: SimConfig = field(default_factory=SimConfig)
+    robot: RobotConfig = field(default_factory=RobotConfig)
+    cameras: dict[str, CameraConfig] = field(default_factory=_default_cameras)
+    env: EnvConfig = field(default_factory=EnvConfig)
+
+    def __post_init__(self) -> None:
+        missing = [c for c in self.env.cameras if c not in self.cameras]
+        if self.env.obs_mode != "state" and missing:
+            raise ValueError(f"env.cameras names {missing}, which 'cameras' does not define")
+
+
+def load_config(path: str | Path, overrides: Iterable[str] = ()) -> Config:
+    """Load and check a config file; ``overrides`` are ``key.sub=value`` strings."""
+    path = Path(path)
+    data = apply_overrides(read_yaml(path), list(overrides))
+    return config_from_dict(data, file=str(path))
+
+
+def config_from_dict(data: dict[str, Any], file: str = "<config>") -> Config:
+    """Build a :class:`Config` from a raw mapping, checking task parameters too."""
+    cfg = build(Config, data, file=file)
+    from robot_rl.sim.tasks import task_params_class  # late: tasks import config types
+
+    cfg.task.params = build(task_params_class(cfg.task.name), cfg.task.params,
+                            file=file, where="task.params")
+    return cfg
+
+
+__all__ = [
+    "CameraConfig", "Config", "ConfigError", "ControllerConfig", "EnvConfig", "RobotConfig",
+    "SimConfig", "TaskConfig", "WorkspaceConfig", "apply_overrides", "build", "config_from_dict",
+    "load_config", "param", "read_yaml", "to_dict",
+]

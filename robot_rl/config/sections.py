@@ -1,0 +1,142 @@
+"""Typed config sections for the robot, controller, cameras, env and task.
+
+Each section is a dataclass whose defaults are sensible for the MuJoCo arm; a task YAML
+overrides only what it needs. Later parts of robot_rl (agent, training, learning plane,
+nodes, reward, reset) add their own sections next to these in :mod:`robot_rl.config`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
+
+import numpy as np
+
+from robot_rl.config.loader import param
+
+HOME_Q = (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785)
+
+ActionDim = Literal["x", "y", "z", "rx", "ry", "rz", "gripper"]
+
+
+@dataclass
+class ControllerConfig:
+    """The Cartesian impedance law and its safety limits (see robot_rl.control)."""
+
+    stiffness: tuple[float, float, float, float, float, float] = param(
+        (2000.0, 2000.0, 2000.0, 150.0, 150.0, 150.0), min=0.0,
+        doc="K: N/m for xyz, Nm/rad for rotation")
+    damping: Optional[tuple[float, float, float, float, float, float]] = param(
+        None, min=0.0, doc="D; null means 2*sqrt(K) per axis")
+    error_clip_mm: tuple[float, float, float] = param((10.0, 10.0, 10.0), min=0.1, max=200.0)
+    error_clip_rad: tuple[float, float, float] = param((0.1, 0.1, 0.1), min=0.001, max=3.2)
+    max_torque_rate: float = param(1000.0, min=1.0, doc="Nm/s per joint")
+    torque_limits: tuple[float, float, float, float, float, float, float] = param(
+        (87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0), min=0.0)
+    nullspace_stiffness: float = param(10.0, min=0.0)
+    nullspace_damping: Optional[float] = param(None, min=0.0, doc="null means 2*sqrt(stiffness)")
+    rest_posture: tuple[float, float, float, float, float, float, float] = HOME_Q
+    joint_damping: float = param(0.0, min=0.0, doc="extra joint-space damping, Nms/rad")
+    watchdog_s: float = param(0.5, min=0.01, doc="hold the current pose when no target arrives for this long")
+
+
+@dataclass
+class WorkspaceConfig:
+    """The safety box every target is clipped to before the controller sees it.
+
+    Orientation limits are per-axis bounds on the rotation vector of the target
+    relative to the reset orientation.
+    """
+
+    pos_low: tuple[float, float, float] = (0.30, -0.25, 0.02)
+    pos_high: tuple[float, float, float] = (0.70, 0.25, 0.45)
+    rot_low: tuple[float, float, float] = param((-0.5, -0.5, -1.0), min=-3.2, max=0.0)
+    rot_high: tuple[float, float, float] = param((0.5, 0.5, 1.0), min=0.0, max=3.2)
+
+    def __post_init__(self) -> None:
+        if np.any(np.asarray(self.pos_low) >= np.asarray(self.pos_high)):
+            raise ValueError("workspace.pos_low must be below pos_high on every axis")
+
+
+@dataclass
+class RobotConfig:
+    """Which arm backend runs, where it resets to and what box it may move in."""
+
+    backend: Literal["sim", "franka", "topics"] = "sim"
+    reset_pos: tuple[float, float, float] = (0.5, 0.0, 0.25)
+    reset_rpy: tuple[float, float, float] = (np.pi, 0.0, 0.0)
+    workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
+    controller: ControllerConfig = field(default_factory=ControllerConfig)
+    gripper_max_width: float = param(0.08, min=0.0, doc="metres, fully open")
+    hardware: dict[str, Any] = field(default_factory=dict)  # backend-specific, checked by the backend
+
+    def __post_init__(self) -> None:
+        low, high = np.asarray(self.workspace.pos_low), np.asarray(self.workspace.pos_high)
+        pos = np.asarray(self.reset_pos)
+        if np.any(pos < low) or np.any(pos > high):
+            raise ValueError(f"reset_pos {list(self.reset_pos)} is outside the workspace box "
+                             f"{list(self.workspace.pos_low)}..{list(self.workspace.pos_high)}")
+
+
+@dataclass
+class CameraConfig:
+    """One camera: backend, native size, and the crop/resize the observation uses."""
+
+    backend: Literal["sim", "realsense", "opencv"] = "sim"
+    width: int = param(128, min=8, max=4096)
+    height: int = param(128, min=8, max=4096)
+    fps: float = param(30.0, min=1.0, max=120.0)
+    crop: Optional[tuple[int, int, int, int]] = param(None, min=0, doc="x0, y0, x1, y1 in native pixels")
+    resize: Optional[tuple[int, int]] = param(None, min=8, max=4096, doc="width, height fed to the policy")
+    hardware: dict[str, Any] = field(default_factory=dict)  # serial, exposure, ...: checked by the driver
+
+    def obs_shape(self) -> tuple[int, int, int]:
+        """The (H, W, 3) shape the policy sees after crop and resize."""
+        if self.resize is not None:
+            return (self.resize[1], self.resize[0], 3)
+        if self.crop is not None:
+            x0, y0, x1, y1 = self.crop
+            return (y1 - y0, x1 - x0, 3)
+        return (self.height, self.width, 3)
+
+    def __post_init__(self) -> None:
+        if self.crop is not None:
+            x0, y0, x1, y1 = self.crop
+            if not (x0 < x1 <= self.width and y0 < y1 <= self.height):
+                raise ValueError(f"crop {list(self.crop)} does not fit a {self.width}x{self.height} image")
+
+
+@dataclass
+class EnvConfig:
+    """RobotEnv and its wrappers."""
+
+    obs_mode: Literal["state", "pixels", "both"] = "state"
+    control_hz: float = param(10.0, min=1.0, max=1000.0)
+    max_episode_steps: int = param(100, min=1)
+    action_scale_pos: float = param(0.02, min=0.0, max=0.2, doc="metres per step at action 1")
+    action_scale_rot: float = param(0.1, min=0.0, max=1.0, doc="radians per step at action 1")
+    active_dims: list[ActionDim] = field(
+        default_factory=lambda: ["x", "y", "z", "rx", "ry", "rz", "gripper"])
+    relative_pose: bool = True
+    gripper_penalty: float = param(0.0, min=0.0)
+    cameras: list[str] = field(default_factory=lambda: ["front", "wrist"])
+
+    def __post_init__(self) -> None:
+        if len(set(self.active_dims)) != len(self.active_dims) or not self.active_dims:
+            raise ValueError("env.active_dims must name each action dimension at most once, and at least one")
+
+
+@dataclass
+class SimConfig:
+    """The MuJoCo world."""
+
+    physics_hz: float = param(500.0, min=500.0, max=10000.0)
+    renderer: Literal["egl", "osmesa"] = "egl"
+
+
+@dataclass
+class TaskConfig:
+    """Which task, and its parameters (checked by the task's own dataclass)."""
+
+    name: Literal["PickCube", "PegInsert"] = "PickCube"
+    params: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,56 @@
+"""The workspace box: every target pose is clipped to it before the controller sees it.
+
+The box bounds the TCP position and the orientation relative to a nominal orientation
+(the reset orientation), as per-axis bounds on the base-frame rotation vector
+``r`` with ``q = exp(r) * q_center``. Policies, humans and reset routines all go through
+the same box, so none of them can send the arm outside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_rl.control.transforms import quat_conj, quat_mul, quat_normalize, quat_to_rotvec, rotvec_to_quat
+
+
+@dataclass(frozen=True)
+class SafetyBox:
+    pos_low: np.ndarray
+    pos_high: np.ndarray
+    rot_low: np.ndarray
+    rot_high: np.ndarray
+    rot_center: np.ndarray  # (w, x, y, z)
+
+    @classmethod
+    def from_config(cls, robot_cfg: "RobotConfig") -> "SafetyBox":  # noqa: F821
+        from robot_rl.control.transforms import rpy_to_quat
+
+        ws = robot_cfg.workspace
+        return cls(np.asarray(ws.pos_low, float), np.asarray(ws.pos_high, float),
+                   np.asarray(ws.rot_low, float), np.asarray(ws.rot_high, float),
+                   rpy_to_quat(np.asarray(robot_cfg.reset_rpy, float)))
+
+    def relative_rotvec(self, quat: np.ndarray) -> np.ndarray:
+        """Rotation vector of ``quat`` relative to the box's centre orientation."""
+        return quat_to_rotvec(quat_mul(quat_normalize(quat), quat_conj(self.rot_center)))
+
+    def clip(self, pos: np.ndarray, quat: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The nearest pose inside the box, and whether clipping changed anything."""
+        pos = np.asarray(pos, dtype=np.float64)
+        clipped_pos = np.clip(pos, self.pos_low, self.pos_high)
+        r = self.relative_rotvec(quat)
+        clipped_r = np.clip(r, self.rot_low, self.rot_high)
+        changed = bool(np.any(clipped_pos != pos) or np.any(clipped_r != r))
+        if np.any(clipped_r != r):
+            quat = quat_mul(rotvec_to_quat(clipped_r), self.rot_center)
+        return clipped_pos, quat_normalize(quat), changed
+
+    def contains(self, pos: np.ndarray, quat: np.ndarray | None = None, tol: float = 1e-6) -> bool:
+        pos = np.asarray(pos, dtype=np.float64)
+        inside = bool(np.all(pos >= self.pos_low - tol) and np.all(pos <= self.pos_high + tol))
+        if quat is not None:
+            r = self.relative_rotvec(quat)
+            inside &= bool(np.all(r >= self.rot_low - tol) and np.all(r <= self.rot_high + tol))
+        return inside
