@@ -47,8 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     sub_parser = _subparser(parser, known.command)
     module.add_arguments(sub_parser)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("robot_rl").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
         return int(module.run(args) or 0)
     except RobotRLError as err:

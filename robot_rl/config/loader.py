@@ -79,7 +79,7 @@ def build(cls: type[T], data: Any, *, file: str, where: str = "") -> T:
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{file}: {where or 'top level'} must be a mapping, got {_kind(data)}")
+        raise ConfigError(f"{file}: {repr(where) if where else 'the top level'} must be a mapping, got {_kind(data)}")
     hints = get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     for key in data:

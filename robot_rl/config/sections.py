@@ -27,7 +27,9 @@ class ControllerConfig:
         (2000.0, 2000.0, 2000.0, 150.0, 150.0, 150.0), min=0.0,
         doc="K: N/m for xyz, Nm/rad for rotation")
     damping: Optional[tuple[float, float, float, float, float, float]] = param(
-        None, min=0.0, doc="D; null means 2*sqrt(K) per axis")
+        (200.0, 200.0, 200.0, 12.0, 12.0, 12.0), min=0.0,
+        doc="D: Ns/m and Nms/rad; null means 2*sqrt(K) (critical for a unit mass). The default is "
+            "about critical for the sim arm's task-space inertia at K's default")
     error_clip_mm: tuple[float, float, float] = param((10.0, 10.0, 10.0), min=0.1, max=200.0)
     error_clip_rad: tuple[float, float, float] = param((0.1, 0.1, 0.1), min=0.001, max=3.2)
     max_torque_rate: float = param(1000.0, min=1.0, doc="Nm/s per joint")

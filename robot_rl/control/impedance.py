@@ -132,6 +132,7 @@ class CartesianImpedanceController:
         self.target_quat: np.ndarray | None = None
         self.last_target_time = 0.0
         self.holding = False
+        self._hold_next = False
         self.prev_tau_cmd: np.ndarray | None = None
         self.last_output: LawOutput | None = None
 
@@ -146,20 +147,16 @@ class CartesianImpedanceController:
         self.prev_tau_cmd = np.zeros_like(arm.q, dtype=np.float64)
         self.last_target_time = now
         self.holding = False
+        self._hold_next = False
 
     def set_target(self, pos: np.ndarray, quat: np.ndarray, now: float) -> bool:
         """Accept a new target (clipped to the box); False if it was rejected."""
         pos = np.asarray(pos, dtype=np.float64)
         quat = np.asarray(quat, dtype=np.float64)
         if pos.shape != (3,) or quat.shape != (4,) or not (np.all(np.isfinite(pos)) and np.all(np.isfinite(quat))):
-            self.stats.rejected_targets += 1
-            log.error("rejected a non-finite or malformed target pose (pos=%s, quat=%s); keeping the previous target",
-                      pos.tolist(), quat.tolist())
-            return False
+            return self._reject(f"a non-finite or malformed target pose (pos={pos.tolist()}, quat={quat.tolist()})")
         if np.linalg.norm(quat) < 1e-6:
-            self.stats.rejected_targets += 1
-            log.error("rejected a target with a zero quaternion; keeping the previous target")
-            return False
+            return self._reject("a target with a zero quaternion")
         if not self.started:
             log.error("target received before the controller knows the current pose; ignored")
             return False
@@ -168,20 +165,29 @@ class CartesianImpedanceController:
         self.target_pos, self.target_quat = pos, quat
         self.last_target_time = now
         self.holding = False
+        self._hold_next = False
         return True
 
+    def _reject(self, what: str) -> bool:
+        self.stats.rejected_targets += 1
+        log.error("rejected %s; holding the current pose", what)
+        self._hold_next = self.started
+        return False
+
     def hold(self, arm: ArmState, now: float) -> None:
-        """Make the measured pose the target (clipped to the box)."""
-        pos, quat, _ = self.box.clip(arm.pos, arm.quat)
-        self.target_pos, self.target_quat = pos, quat
+        """Make the measured pose the target, exactly: holding never moves the arm."""
+        self.target_pos, self.target_quat = np.array(arm.pos, dtype=np.float64), quat_normalize(arm.quat)
         self.last_target_time = now
         self.holding = True
+        self._hold_next = False
 
     def compute(self, arm: ArmState, now: float, dt: float) -> np.ndarray:
         """Torques for this cycle. Before :meth:`start`, only the compensation torque."""
         if not self.started:
             return np.clip(arm.bias, -self.gains.torque_limits, self.gains.torque_limits)
-        if (self.watchdog_enabled and not self.holding
+        if self._hold_next:
+            self.hold(arm, now)
+        elif (self.watchdog_enabled and not self.holding
                 and now - self.last_target_time > self.cfg.watchdog_s):
             log.warning("no target for %.3f s: holding the current pose", now - self.last_target_time)
             self.stats.watchdog_holds += 1

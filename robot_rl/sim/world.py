@@ -1,0 +1,264 @@
+"""One MuJoCo world: model, data, the physics loop with the impedance law, rendering.
+
+:class:`SimWorld` is the sim backend's ``Clock``: sleeping advances physics, and every
+physics step calls the shared Cartesian impedance law through the arm's
+:class:`~robot_rl.control.CartesianImpedanceController` (``mj_step1`` → law → ``mj_step2``,
+so the law sees the state of the step it acts on). Its ``robot`` and ``cameras`` are
+the sim implementations of the ``Robot`` and ``Camera`` interfaces.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+try:
+    import mujoco  # noqa: E402  (MUJOCO_GL must be set before the import)
+except ImportError as _err:
+    from robot_rl.errors import RobotRLError
+
+    raise RobotRLError(f"MuJoCo is not installed ({_err}); install the sim extra: pip install -e '.[sim]'") from None
+except Exception as _err:  # noqa: BLE001 - a broken GL backend fails inside mujoco's import
+    from robot_rl.errors import RenderError
+
+    raise RenderError(
+        f"cannot load MuJoCo's renderer backend MUJOCO_GL={os.environ['MUJOCO_GL']} "
+        f"({type(_err).__name__}: {str(_err).splitlines()[0] if str(_err) else ''}); "
+        "use MUJOCO_GL=egl with Mesa's EGL (apt-get install libegl1 libgl1-mesa-dri), "
+        "or install libosmesa6 for MUJOCO_GL=osmesa") from None
+
+from robot_rl.config import Config  # noqa: E402
+from robot_rl.control import ArmState, CartesianImpedanceController, SafetyBox  # noqa: E402
+from robot_rl.control.transforms import mat_to_quat, quat_mul, quat_conj, quat_to_rotvec  # noqa: E402
+from robot_rl.errors import RenderError  # noqa: E402
+from robot_rl.interfaces import Camera, Clock, Frame, Robot, RobotState  # noqa: E402
+from robot_rl.sim.model import FINGER_TRAVEL, CameraSpec, scene_xml  # noqa: E402
+
+if TYPE_CHECKING:
+    from robot_rl.sim.tasks.base import SimTask
+
+log = logging.getLogger("robot_rl.sim")
+
+ARM_DOF = 7
+GRIPPER_BODIES = ("hand", "finger_left", "finger_right")
+
+
+class SimWorld(Clock):
+    """The MuJoCo arm, its controller, the task's objects and the cameras."""
+
+    def __init__(self, cfg: Config, task: "SimTask", cameras: list[str] | None = None) -> None:
+        self.cfg = cfg
+        self.task = task
+        names = list(cfg.cameras) if cameras is None else cameras
+        specs = [CameraSpec(n, cfg.cameras[n].width, cfg.cameras[n].height) for n in names]
+        self.model = mujoco.MjModel.from_xml_string(scene_xml(task.scene_parts(), specs, cfg.sim.physics_hz))
+        self.data = mujoco.MjData(self.model)
+        self.dt = float(self.model.opt.timestep)
+        self.tcp_site = self.model.site("tcp").id
+        self.arm_qpos = np.array([self.model.joint(f"joint{i + 1}").qposadr[0] for i in range(ARM_DOF)])
+        self.arm_dof = np.array([self.model.joint(f"joint{i + 1}").dofadr[0] for i in range(ARM_DOF)])
+        self.finger_qpos = np.array([self.model.joint(n).qposadr[0] for n in ("finger_left", "finger_right")])
+        self.finger_dof = np.array([self.model.joint(n).dofadr[0] for n in ("finger_left", "finger_right")])
+        self.gripper_body_ids = self._subtree_ids(self.model.body("hand").id)
+        self.gripper_actuator = self.model.actuator("gripper").id
+        self._jac = np.zeros((6, self.model.nv))
+        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        self.robot = SimRobot(self)
+        self.cameras: dict[str, SimCamera] = {s.name: SimCamera(self, s) for s in specs}
+        task.bind(self)
+
+    # --- Clock -------------------------------------------------------------------
+    def now(self) -> float:
+        return float(self.data.time)
+
+    def sleep_until(self, t: float) -> None:
+        while self.data.time < t - 0.5 * self.dt:
+            self.physics_step()
+
+    # --- physics -----------------------------------------------------------------
+    def physics_step(self) -> None:
+        m, d = self.model, self.data
+        mujoco.mj_step1(m, d)
+        d.ctrl[:ARM_DOF] = self.robot.controller.compute(self.arm_state(), float(d.time), self.dt)
+        mujoco.mj_step2(m, d)
+
+    def arm_state(self) -> ArmState:
+        """The law's inputs; valid after mj_step1/mj_forward for the current state."""
+        m, d = self.model, self.data
+        jacp, jacr = self._jac[:3], self._jac[3:]
+        mujoco.mj_jacSite(m, d, jacp, jacr, self.tcp_site)
+        return ArmState(
+            q=d.qpos[self.arm_qpos].copy(),
+            dq=d.qvel[self.arm_dof].copy(),
+            pos=d.site_xpos[self.tcp_site].copy(),
+            quat=mat_to_quat(d.site_xmat[self.tcp_site].reshape(3, 3)),
+            jac=self._jac[:, self.arm_dof].copy(),
+            bias=d.qfrc_bias[self.arm_dof].copy(),
+        )
+
+    def forward(self) -> None:
+        mujoco.mj_forward(self.model, self.data)
+
+    def set_arm_joints(self, q: np.ndarray, gripper: float = 1.0) -> None:
+        """Teleport the arm (sim shortcut for resets and tests); zero its velocities."""
+        d = self.data
+        d.qpos[self.arm_qpos] = q
+        d.qvel[self.arm_dof] = 0.0
+        d.qpos[self.finger_qpos] = gripper * FINGER_TRAVEL
+        d.qvel[self.finger_dof] = 0.0
+        d.ctrl[self.gripper_actuator] = gripper * FINGER_TRAVEL
+        d.qacc_warmstart[:] = 0.0
+        self.forward()
+
+    def solve_ik(self, pos: np.ndarray, quat: np.ndarray, q_init: np.ndarray | None = None,
+                 iters: int = 200, tol: float = 1e-5) -> np.ndarray:
+        """Joint angles that put the TCP at (pos, quat): damped least squares with a
+        posture term, on a scratch MjData so the world's state is untouched."""
+        m = self.model
+        scratch = mujoco.MjData(m)
+        rest = np.asarray(self.cfg.robot.controller.rest_posture)
+        q = rest.copy() if q_init is None else np.asarray(q_init, dtype=float).copy()
+        lo, hi = m.jnt_range[:ARM_DOF, 0], m.jnt_range[:ARM_DOF, 1]
+        jac = np.zeros((6, m.nv))
+        for _ in range(iters):
+            scratch.qpos[self.arm_qpos] = q
+            mujoco.mj_kinematics(m, scratch)
+            mujoco.mj_comPos(m, scratch)
+            cur_pos = scratch.site_xpos[self.tcp_site]
+            cur_quat = mat_to_quat(scratch.site_xmat[self.tcp_site].reshape(3, 3))
+            err = np.concatenate([pos - cur_pos, quat_to_rotvec(quat_mul(quat, quat_conj(cur_quat)))])
+            if np.linalg.norm(err) < tol:
+                break
+            mujoco.mj_jacSite(m, scratch, jac[:3], jac[3:], self.tcp_site)
+            j = jac[:, self.arm_dof]
+            lam = 1e-4
+            dq = j.T @ np.linalg.solve(j @ j.T + lam * np.eye(6), err)
+            null = np.eye(ARM_DOF) - np.linalg.pinv(j) @ j
+            dq += null @ (0.1 * (rest - q))
+            q = np.clip(q + dq, lo, hi)
+        return q
+
+    # --- contacts ---------------------------------------------------------------
+    def gripper_wrench(self, tcp_pos: np.ndarray) -> np.ndarray:
+        """External wrench on the gripper (contacts + applied forces), at the TCP, base frame."""
+        m, d = self.model, self.data
+        wrench = np.zeros(6)
+        f6 = np.zeros(6)
+        for i in range(d.ncon):
+            con = d.contact[i]
+            b1 = m.geom_bodyid[con.geom1]
+            b2 = m.geom_bodyid[con.geom2]
+            in1, in2 = b1 in self.gripper_body_ids, b2 in self.gripper_body_ids
+            if in1 == in2:
+                continue
+            mujoco.mj_contactForce(m, d, i, f6)
+            frame = con.frame.reshape(3, 3)
+            force = frame.T @ f6[:3]  # force on geom2 from geom1, world frame
+            if in1:
+                force = -force
+            wrench[:3] += force
+            wrench[3:] += np.cross(con.pos - tcp_pos, force)
+        for b in self.gripper_body_ids:
+            f = d.xfrc_applied[b]
+            if np.any(f):
+                wrench[:3] += f[:3]
+                wrench[3:] += f[3:] + np.cross(d.xipos[b] - tcp_pos, f[:3])
+        return wrench
+
+    def _subtree_ids(self, root: int) -> set[int]:
+        ids = {root}
+        for b in range(self.model.nbody):
+            parent = b
+            while parent > 0:
+                if parent == root:
+                    ids.add(b)
+                    break
+                parent = self.model.body_parentid[parent]
+        return ids
+
+    # --- rendering ----------------------------------------------------------------
+    def render(self, camera: str, width: int, height: int) -> np.ndarray:
+        key = (width, height)
+        renderer = self._renderers.get(key)
+        if renderer is None:
+            renderer = self._renderers[key] = _make_renderer(self.model, width, height)
+        renderer.update_scene(self.data, camera=camera)
+        return renderer.render()
+
+    def close(self) -> None:
+        for r in self._renderers.values():
+            r.close()
+        self._renderers.clear()
+
+
+def _make_renderer(model: mujoco.MjModel, width: int, height: int) -> "mujoco.Renderer":
+    """An offscreen renderer with the settings that make CPU rendering ~25x faster."""
+    model.vis.quality.shadowsize = 0
+    model.vis.quality.offsamples = 0
+    try:
+        renderer = mujoco.Renderer(model, height=height, width=width)
+    except Exception as err:  # noqa: BLE001 - any GL failure means the same to the user
+        backend = os.environ.get("MUJOCO_GL", "egl")
+        raise RenderError(
+            f"cannot start the MuJoCo offscreen renderer (MUJOCO_GL={backend}): {str(err).splitlines()[0]}; "
+            "install Mesa's EGL (apt-get install libegl1 libgl1-mesa-dri) or OSMesa (libosmesa6 with "
+            "MUJOCO_GL=osmesa)") from None
+    renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
+    renderer.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 0
+    return renderer
+
+
+class SimRobot(Robot):
+    """The MuJoCo arm behind the ``Robot`` interface."""
+
+    def __init__(self, world: SimWorld) -> None:
+        self.world = world
+        cfg = world.cfg.robot
+        self.controller = CartesianImpedanceController(cfg.controller, SafetyBox.from_config(cfg))
+        self.gripper_target = 1.0
+
+    def start(self) -> None:
+        """(Re)start the controller at the measured pose: no jump."""
+        self.world.forward()
+        self.controller.start(self.world.arm_state(), self.world.now())
+
+    def state(self) -> RobotState:
+        w, d = self.world, self.world.data
+        w.forward()  # kinematics of the current qpos (mj_step2 leaves them one step old)
+        arm = w.arm_state()
+        twist = arm.jac @ arm.dq
+        tau = self.controller.prev_tau_cmd if self.controller.prev_tau_cmd is not None else np.zeros(ARM_DOF)
+        fingers = d.qpos[w.finger_qpos]
+        return RobotState(
+            stamp=w.now(), tcp_pos=arm.pos, tcp_quat=arm.quat, tcp_twist=twist,
+            tcp_wrench=w.gripper_wrench(arm.pos), q=arm.q, dq=arm.dq, tau=tau.copy(),
+            gripper=float(np.clip(fingers.sum() / (2 * FINGER_TRAVEL), 0.0, 1.0)))
+
+    def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> None:
+        self.controller.set_target(pos, quat, self.world.now())
+        if gripper is not None and np.isfinite(gripper):
+            self.gripper_target = float(np.clip(gripper, 0.0, 1.0))
+            self.world.data.ctrl[self.world.gripper_actuator] = self.gripper_target * FINGER_TRAVEL
+
+    def hold(self) -> None:
+        self.controller.hold(self.world.arm_state(), self.world.now())
+
+    def close(self) -> None:
+        self.world.close()
+
+
+class SimCamera(Camera):
+    """A MuJoCo camera rendered offscreen on demand."""
+
+    def __init__(self, world: SimWorld, spec: CameraSpec) -> None:
+        self.world = world
+        self.name = spec.name
+        self.spec = spec
+
+    def read(self) -> Frame:
+        image = self.world.render(self.name, self.spec.width, self.spec.height)
+        return Frame(image=image, stamp=self.world.now())

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Set up robot_rl in a virtualenv: the PyTorch CPU pin first, then the package and its extras.
+#
+#   scripts/setup.sh [EXTRAS]      EXTRAS: sim (default), dev (sim + test tools), real, or a list: sim,real
+#
+# ROBOT_RL_VENV chooses the virtualenv folder (default: .venv in the repository).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+extras="${1:-sim}"
+venv="${ROBOT_RL_VENV:-.venv}"
+torch_pin="torch==2.13.0"
+
+# Headless MuJoCo rendering needs Mesa's EGL; pyrealsense2 and hidapi need their USB/HID libraries.
+missing=()
+ldconfig -p | grep -q 'libEGL.so.1' || missing+=(libegl1 libgl1-mesa-dri)
+if [[ "$extras" == *real* || "$extras" == *dev* ]]; then
+    ldconfig -p | grep -q 'libusb-1.0.so.0' || missing+=(libusb-1.0-0)
+    ldconfig -p | grep -q 'libhidapi-hidraw.so.0' || missing+=(libhidapi-hidraw0)
+fi
+if ((${#missing[@]})); then
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+        echo "setup: installing system libraries: ${missing[*]}"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+        echo "setup: please install these system libraries first: ${missing[*]}" >&2
+    fi
+fi
+
+[[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
+echo "setup: installing $torch_pin into $venv"
+"$venv/bin/pip" install -q "$torch_pin"
+echo "setup: installing robot_rl[$extras]"
+"$venv/bin/pip" install -q -e ".[$extras]"
+echo "setup: done ($("$venv/bin/python" -c 'import robot_rl; print("robot_rl", robot_rl.__version__)'))"
