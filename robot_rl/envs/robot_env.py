@@ -85,10 +85,12 @@ class RobotEnv(gym.Env):
         self._gripper = 1.0
         self._next_tick = 0.0
         self.reset_pose: tuple[np.ndarray, np.ndarray] | None = None
+        self.episode_count = 0  # resets so far; lets observers notice a new episode
 
     # --- gymnasium API --------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
+        self.episode_count += 1
         self.task.reset(self.np_random)
         self._state = self.robot.state()
         self._target_pos = self._state.tcp_pos.copy()
@@ -119,6 +121,16 @@ class RobotEnv(gym.Env):
 
     def close(self) -> None:
         self.robot.close()
+
+    @property
+    def robot_state(self) -> RobotState:
+        """The robot state measured at the end of the last step (or reset)."""
+        return self._state
+
+    @property
+    def gripper_command(self) -> float:
+        """The gripper opening last commanded (1 open, 0 closed)."""
+        return self._gripper
 
     @property
     def target_pose(self) -> tuple[np.ndarray, np.ndarray]:

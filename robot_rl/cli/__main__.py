@@ -1,0 +1,5 @@
+import sys
+
+from robot_rl.cli import main
+
+sys.exit(main())

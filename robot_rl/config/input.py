@@ -1,0 +1,223 @@
+"""Typed config for human intervention: which input device, and how it maps to the robot.
+
+The ``intervention:`` section of a session YAML. Every device first produces a command in
+the *operator frame*, the way the person at the device sees it:
+
+* ``x`` to the operator's right, ``y`` forward (away from the operator), ``z`` up;
+* rotations ``rx, ry, rz`` about those axes, right-handed.
+
+``axis_map`` then says where those axes point in the robot base frame, once for every
+device, because it depends on where the person stands, not on what they hold. It names,
+for robot ``x``, ``y`` and ``z`` in turn, the operator axis (with an optional ``-``) that
+drives it; rotations follow the same map, so turning the puck always turns the gripper
+the way the hand turns. Two common placements:
+
+* ``["-y", "x", "z"]`` (default): the operator faces the robot from the far side of the
+  table, looking at its base (the robot's ``+x`` points at the operator), as in HIL-SERL.
+* ``["y", "-x", "z"]``: the operator stands behind the base, looking along the robot's
+  ``+x``.
+
+A map that mirrors space (a left-handed one) is refused: rotations could not follow it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Literal, Optional
+
+import numpy as np
+
+from robot_rl.config.loader import param
+
+#: What a button or key can ask for, besides moving.
+INPUT_ACTIONS = ("intervene", "gripper_toggle", "close_gripper", "open_gripper",
+                 "success", "failure", "pause", "stop")
+#: Names a device may take in ``intervention.device`` (several joined by ``+``).
+DEVICE_NAMES = ("none", "spacemouse", "keyboard", "simulated")
+OPERATOR_AXES = ("x", "y", "z")
+
+#: Keys named by word (pynput's ``Key`` names); any single printable character also works.
+NAMED_KEYS = frozenset(
+    ["alt", "alt_r", "alt_gr", "backspace", "caps_lock", "cmd", "cmd_r", "ctrl", "ctrl_r",
+     "delete", "down", "end", "enter", "esc", "home", "insert", "left", "menu", "num_lock",
+     "page_down", "page_up", "pause", "print_screen", "right", "scroll_lock", "shift",
+     "shift_r", "space", "tab", "up"] + [f"f{i}" for i in range(1, 21)])
+
+Vec6 = tuple[float, float, float, float, float, float]
+
+
+def normalize_key_name(name: str) -> str:
+    """One spelling per key: ``W`` -> ``w``, ``shift_l`` -> ``shift``, ``Enter`` -> ``enter``."""
+    if len(name) == 1:
+        return name.lower()
+    name = name.lower()
+    return name[:-2] if name.endswith("_l") and name[:-2] in NAMED_KEYS else name
+
+
+def axis_map_matrix(axis_map: tuple[str, str, str]) -> np.ndarray:
+    """The 3x3 signed permutation ``R`` with ``robot = R @ operator`` for ``axis_map``.
+
+    Raises ValueError when an entry is not ``[-]x|y|z``, an operator axis is used twice,
+    or the map mirrors space (determinant -1).
+    """
+    matrix = np.zeros((3, 3))
+    for row, entry in enumerate(axis_map):
+        sign = -1.0 if entry.startswith("-") else 1.0
+        name = entry.lstrip("+-")
+        if name not in OPERATOR_AXES or len(entry) - len(name) > 1:
+            raise ValueError(f"axis_map entry {entry!r} must be one of x, y, z with an optional '-'")
+        matrix[row, OPERATOR_AXES.index(name)] = sign
+    if sorted(np.flatnonzero(matrix) % 3) != [0, 1, 2]:
+        raise ValueError(f"axis_map {list(axis_map)} must use each of x, y, z exactly once")
+    if np.linalg.det(matrix) < 0:
+        raise ValueError(f"axis_map {list(axis_map)} mirrors space (left-handed); flip the sign of one entry")
+    return matrix
+
+
+@dataclass
+class SpaceMouseConfig:
+    """A 3Dconnexion SpaceMouse read through hidapi.
+
+    ``backend: auto`` uses the kernel's hidraw devices on Linux (``/dev/hidraw*``; the
+    kernel driver stays attached, so spacenavd can run alongside) and hidapi's native
+    backend elsewhere; ``libusb`` forces hidapi's libusb backend. ``buttons`` maps an
+    action (see :data:`INPUT_ACTIONS`) to a button index: on the two-button models
+    (Compact, Wireless) ``0`` is the left button and ``1`` the right one. By default they
+    close and open the gripper, as in HIL-SERL; labels, pause and stop then come from the
+    keyboard (``device: spacemouse+keyboard``).
+    """
+
+    backend: Literal["auto", "hidraw", "libusb"] = "auto"
+    vendor_ids: list[int] = field(default_factory=lambda: [0x046D, 0x256F])
+    product_id: Optional[int] = param(None, min=0, max=0xFFFF, doc="pick one model; null takes any 3D mouse")
+    path: Optional[str] = None  # pick one device by its hidapi path, e.g. /dev/hidraw3
+    full_scale: float = param(350.0, min=1.0, doc="raw count at full deflection (350 on current models)")
+    deadband: float = param(0.1, min=0.0, max=0.9, doc="fraction of full scale read as zero, per axis")
+    scale: Vec6 = param((1.0, 1.0, 1.0, 1.0, 1.0, 1.0), min=0.0, max=10.0,
+                        doc="gain per robot axis after mapping; 0 disables an axis")
+    buttons: dict[str, int] = field(default_factory=lambda: {"close_gripper": 0, "open_gripper": 1})
+    button_count: Optional[int] = param(None, min=1, max=256, doc="length of InputCommand.buttons; null: by model")
+    intervene_on_motion: bool = True
+    read_timeout_ms: int = param(20, min=1, max=1000, doc="reader thread poll; bounds close() latency")
+
+    def __post_init__(self) -> None:
+        for action, index in self.buttons.items():
+            if action not in INPUT_ACTIONS:
+                raise ValueError(f"buttons: unknown action '{action}' (choose from {', '.join(INPUT_ACTIONS)})")
+            if not 0 <= index < 256:
+                raise ValueError(f"buttons.{action}: button index {index} is out of range [0, 255]")
+        if not self.vendor_ids:
+            raise ValueError("vendor_ids must name at least one vendor id")
+
+
+@dataclass
+class KeyBindings:
+    """Which key does what; ``null`` unbinds. Axes are in the operator frame.
+
+    Keys are single characters (``w``) or pynput key names (``space``, ``enter``, ``esc``,
+    ``up``, ``shift``, ``f1``, ...). The defaults: ``w``/``s`` forward and back, ``a``/``d``
+    left and right, ``r``/``f`` up and down; ``i``/``k`` tilt forward and back (``rx``),
+    ``j``/``l`` roll left and right (``ry``), ``u``/``o`` turn left and right (``rz``).
+    """
+
+    forward: Optional[str] = "w"
+    back: Optional[str] = "s"
+    left: Optional[str] = "a"
+    right: Optional[str] = "d"
+    up: Optional[str] = "r"
+    down: Optional[str] = "f"
+    tilt_forward: Optional[str] = "i"
+    tilt_back: Optional[str] = "k"
+    roll_left: Optional[str] = "j"
+    roll_right: Optional[str] = "l"
+    turn_left: Optional[str] = "u"
+    turn_right: Optional[str] = "o"
+    intervene: Optional[str] = "space"
+    gripper_toggle: Optional[str] = "g"
+    close_gripper: Optional[str] = None
+    open_gripper: Optional[str] = None
+    success: Optional[str] = "enter"
+    failure: Optional[str] = "backspace"
+    pause: Optional[str] = "p"
+    stop: Optional[str] = "esc"
+
+    def __post_init__(self) -> None:
+        seen: dict[str, str] = {}
+        for f in fields(self):
+            key = getattr(self, f.name)
+            if key is None:
+                continue
+            norm = normalize_key_name(key)
+            if not (len(norm) == 1 and norm.isprintable()) and norm not in NAMED_KEYS:
+                raise ValueError(f"{f.name}: unknown key {key!r} (a single character, or a pynput key "
+                                 "name such as space, enter, esc, backspace, tab, up, shift, f1)")
+            if norm in seen:
+                raise ValueError(f"key {key!r} is bound to both '{seen[norm]}' and '{f.name}'")
+            seen[norm] = f.name
+            setattr(self, f.name, norm)
+
+
+@dataclass
+class KeyboardConfig:
+    """A keyboard read through pynput (needs an X display, or pynput's uinput backend as root)."""
+
+    keys: KeyBindings = field(default_factory=KeyBindings)
+    linear_speed: float = param(0.5, min=0.0, max=1.0, doc="twist while a move key is held")
+    angular_speed: float = param(0.5, min=0.0, max=1.0, doc="twist while a rotate key is held")
+    intervene_on_motion: bool = True
+
+
+@dataclass
+class SimulatedInterventionConfig:
+    """The simulated intervener: the scripted expert takes over when the policy goes wrong.
+
+    A takeover starts when the policy *stalls* (the TCP moved less than
+    ``stall_distance`` over the last ``stall_steps`` steps) or *drifts* (the TCP is more
+    than ``drift_distance`` from the task's object or hole), or at random with
+    ``probability`` per step. It lasts ``takeover_steps`` steps (or until success), at
+    most ``max_per_episode`` times per episode, never in the first ``grace_steps`` steps.
+    """
+
+    stall_steps: int = param(8, min=2, max=1000)
+    stall_distance: float = param(0.005, min=0.0, max=0.5, doc="metres")
+    drift_distance: float = param(0.25, min=0.01, max=2.0, doc="metres")
+    probability: float = param(0.0, min=0.0, max=1.0)
+    takeover_steps: int = param(12, min=1, max=1000)
+    max_per_episode: int = param(2, min=0, max=1000)
+    grace_steps: int = param(5, min=0, max=1000)
+    noise: float = param(0.0, min=0.0, max=1.0, doc="expert action noise (std)")
+    seed: int = param(0, min=0)
+
+
+@dataclass
+class InterventionConfig:
+    """Who may take over, and how their device maps onto the robot.
+
+    ``device`` is ``none``, ``spacemouse``, ``keyboard``, ``simulated`` (the scripted
+    intervener, for sim and CI), or several joined by ``+`` (``spacemouse+keyboard``:
+    the SpaceMouse moves, the keyboard labels, pauses and stops).
+    ``intervene_mode`` says whether the intervene button or key must be held
+    (``hold``) or switches taking over on and off (``toggle``); moving the device also
+    takes over when the device's ``intervene_on_motion`` is set.
+    """
+
+    device: str = "none"
+    axis_map: tuple[str, str, str] = ("-y", "x", "z")
+    intervene_mode: Literal["hold", "toggle"] = "toggle"
+    spacemouse: SpaceMouseConfig = field(default_factory=SpaceMouseConfig)
+    keyboard: KeyboardConfig = field(default_factory=KeyboardConfig)
+    simulated: SimulatedInterventionConfig = field(default_factory=SimulatedInterventionConfig)
+    penalty: float = param(0.0, min=0.0, max=10.0,
+                           doc="RLIF: reward penalty on the step a human takes over (0 = off)")
+
+    def __post_init__(self) -> None:
+        parts = self.device.split("+")
+        for part in parts:
+            if part not in DEVICE_NAMES:
+                raise ValueError(f"device: unknown input device '{part}' (choose from {', '.join(DEVICE_NAMES)}, "
+                                 "or several joined by '+')")
+        if len(parts) > 1 and "none" in parts:
+            raise ValueError(f"device: 'none' cannot be combined with others ({self.device!r})")
+        if len(set(parts)) != len(parts):
+            raise ValueError(f"device: {self.device!r} names a device twice")
+        axis_map_matrix(self.axis_map)

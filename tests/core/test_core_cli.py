@@ -1,0 +1,43 @@
+"""The robot-rl command: a working rollout, and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROBOT_RL = [sys.executable, "-m", "robot_rl.cli"]
+
+
+def robot_rl(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([*ROBOT_RL, *args], capture_output=True, text=True, timeout=300, env=full_env)
+
+
+def test_rollout_reports_success_and_writes_an_image_strip(tmp_path):
+    out = robot_rl("rollout", "--config", "configs/pick_cube.yaml", "--episodes", "2", "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["episodes"] == 2 and result["success_rate"] == 1.0
+    assert (tmp_path / "pickcube_strip.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("args,env,fragment", [
+    (["rollout", "--config", "configs/missing.yaml"], None, "config file not found: configs/missing.yaml"),
+    (["rollout", "--config", "configs/pick_cube.yaml", "--set", "env.speed=3"], None,
+     "configs/pick_cube.yaml: unknown key 'env.speed'"),
+    (["rollout", "--config", "configs/pick_cube.yaml", "--set", "task.name=StackBlocks"], None,
+     "configs/pick_cube.yaml: 'task.name' must be one of"),
+    (["rollout", "--config", "configs/pick_cube.yaml", "--episodes", "1"], {"MUJOCO_GL": "bogus"},
+     "cannot load MuJoCo's renderer backend MUJOCO_GL=bogus"),
+])
+def test_bad_input_is_one_line_and_nonzero_exit(args, env, fragment):
+    out = robot_rl(*args, env=env)
+    assert out.returncode != 0
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("robot-rl: ") and fragment in lines[0]
+    assert "Traceback" not in out.stderr
