@@ -26,3 +26,18 @@ class DeviceError(RobotRLError):
 
 class RenderError(RobotRLError):
     """The offscreen renderer could not start."""
+
+
+class RobotFault(DeviceError):
+    """The arm stopped itself (a reflex, a safety or limit error, a lost connection).
+
+    ``state`` is the last state measured before the fault (or None). The contract
+    (robot_rl_drivers.robots.faults): the episode ends as failed with its data kept,
+    ``robot.recover()`` is tried once, and a person is asked when that fails too.
+    """
+
+    recoverable = True
+
+    def __init__(self, message: str, state: object | None = None) -> None:
+        super().__init__(message)
+        self.state = state

@@ -58,6 +58,8 @@ class Robot(abc.ABC):
       controller loop (MuJoCo physics steps, a 1 kHz torque loop, or a ros2_control
       controller).
     * ``hold()`` makes the current measured pose the target: the arm stops where it is.
+    * When the arm stops itself, ``state()`` and ``command()`` raise
+      :class:`robot_rl.errors.RobotFault` until ``recover()`` succeeds.
     * A backend never moves before it knows the current pose: its first target is the
       pose it measured at start.
     """
@@ -73,6 +75,11 @@ class Robot(abc.ABC):
     @abc.abstractmethod
     def hold(self) -> None:
         """Hold the current pose."""
+
+    def recover(self) -> None:
+        """Clear a fault (see :class:`robot_rl.errors.RobotFault`) and restart the
+        controller at the measured pose; raises RobotFault if the arm stays faulted.
+        Backends that cannot fault need not override it."""
 
     def close(self) -> None:
         """Release the hardware or simulation; holding first where that matters."""

@@ -11,12 +11,16 @@ extras="${1:-sim}"
 venv="${ROBOT_RL_VENV:-.venv}"
 torch_pin="torch==2.13.0"
 
-# Headless MuJoCo rendering needs Mesa's EGL; pyrealsense2 and hidapi need their USB/HID libraries.
+# Headless MuJoCo rendering needs Mesa's EGL; pyrealsense2 needs libusb.
 missing=()
-ldconfig -p | grep -q 'libEGL.so.1' || missing+=(libegl1 libgl1-mesa-dri)
+ldconfig -p | grep -q 'libEGL_mesa.so.0' || missing+=(libegl1 libegl-mesa0 libgl1-mesa-dri)
 if [[ "$extras" == *real* || "$extras" == *dev* ]]; then
     ldconfig -p | grep -q 'libusb-1.0.so.0' || missing+=(libusb-1.0-0)
-    ldconfig -p | grep -q 'libhidapi-hidraw.so.0' || missing+=(libhidapi-hidraw0)
+fi
+if [[ "$extras" == *dev* ]]; then
+    # The keyboard test types real keys into pynput on a virtual X display.
+    command -v Xvfb >/dev/null || missing+=(xvfb)
+    command -v xdotool >/dev/null || missing+=(xdotool)
 fi
 if ((${#missing[@]})); then
     if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then

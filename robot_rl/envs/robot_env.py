@@ -18,7 +18,9 @@ privileged state in the ``state`` and ``both`` modes. Cameras appear in ``pixels
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+import sys
+from typing import Any, Callable
 
 import gymnasium as gym
 import numpy as np
@@ -27,7 +29,10 @@ from robot_rl.config import Config
 from robot_rl.control.safety import SafetyBox
 from robot_rl.control.transforms import quat_conj, quat_mul, quat_to_rotvec, rotvec_to_quat
 from robot_rl.envs.task import EpisodeTask
+from robot_rl.errors import RobotFault
 from robot_rl.interfaces import Camera, Clock, Robot, RobotState
+
+log = logging.getLogger("robot_rl.env")
 
 # name -> (start, stop) in the proprioceptive part of obs["state"]
 PROPRIO_LAYOUT: dict[str, tuple[int, int]] = {
@@ -42,6 +47,30 @@ WRENCH_SCALE = np.array([0.1, 0.1, 0.1, 1.0, 1.0, 1.0])
 LEAD_FACTOR = 2.0  # the target may lead the measured pose by this many full-scale steps
 
 ACTION_DIMS = ("x", "y", "z", "rx", "ry", "rz", "gripper")
+
+
+def recover_or_ask(robot: Robot, fault: RobotFault, ask: Callable[[str], str] = input) -> None:
+    """Recover once; if the arm stays faulted, ask the person at the robot, then retry.
+
+    Without an interactive terminal nobody can be asked: the fault is raised as a
+    one-line error (every transition recorded so far has already been handed on).
+    """
+    try:
+        robot.recover()
+        log.info("robot recovered after: %s", fault)
+        return
+    except RobotFault as again:
+        if not sys.stdin or not sys.stdin.isatty():
+            raise RobotFault(f"robot fault and automatic recovery failed ({again}); "
+                             "fix the robot and restart with --resume") from None
+        while True:
+            ask(f"robot fault, automatic recovery failed: {again}\n"
+                "Fix the robot (release the user stop, move it out of the limit), then press Enter: ")
+            try:
+                robot.recover()
+                return
+            except RobotFault as still:
+                again = still
 
 
 def gripper_target(command: float, current_target: float) -> float:
@@ -84,6 +113,7 @@ class RobotEnv(gym.Env):
         self._target_quat = np.array([1.0, 0.0, 0.0, 0.0])
         self._gripper = 1.0
         self._next_tick = 0.0
+        self.fault_handler: Callable[[Robot, RobotFault], None] = recover_or_ask
         self.reset_pose: tuple[np.ndarray, np.ndarray] | None = None
         self.episode_count = 0  # resets so far; lets observers notice a new episode
 
@@ -91,7 +121,12 @@ class RobotEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         self.episode_count += 1
-        self.task.reset(self.np_random)
+        try:
+            self.task.reset(self.np_random)
+        except RobotFault as fault:  # a reset is robot motion too: recover, then try once more
+            log.error("robot fault during reset: %s", fault)
+            self.fault_handler(self.robot, fault)
+            self.task.reset(self.np_random)
         self._state = self.robot.state()
         self._target_pos = self._state.tcp_pos.copy()
         self._target_quat = self._state.tcp_quat.copy()
@@ -104,10 +139,13 @@ class RobotEnv(gym.Env):
         a = np.clip(np.asarray(action, dtype=np.float64).reshape(7), -1.0, 1.0)
         if not np.all(np.isfinite(a)):
             raise ValueError(f"non-finite action {a.tolist()}")
-        self.apply_action(a)
-        self.clock.sleep_until(self._next_tick)
-        self._next_tick = max(self._next_tick + self.period, self.clock.now())
-        self._state = self.robot.state()
+        try:
+            self.apply_action(a)
+            self.clock.sleep_until(self._next_tick)
+            self._next_tick = max(self._next_tick + self.period, self.clock.now())
+            self._state = self.robot.state()
+        except RobotFault as fault:
+            return self._fault_step(fault)
         obs = self._observe()
         success = self.task.success()
         info = {"success": success, "gripper_target": self._gripper}
@@ -121,6 +159,15 @@ class RobotEnv(gym.Env):
 
     def close(self) -> None:
         self.robot.close()
+
+    def _fault_step(self, fault: RobotFault):
+        """The arm stopped itself: end the episode as failed, keep its data, recover."""
+        log.error("robot fault mid-episode, ending the episode as failed: %s", fault)
+        if isinstance(fault.state, RobotState):
+            self._state = fault.state
+        self.fault_handler(self.robot, fault)
+        info = {"success": False, "robot_fault": str(fault), "gripper_target": self._gripper}
+        return self._observe(), 0.0, False, True, info
 
     @property
     def robot_state(self) -> RobotState:

@@ -1,0 +1,277 @@
+"""A Franka driven through a ros2_control Cartesian impedance controller (``mode: ros2_control``).
+
+Here the 1 kHz law runs in ros2_control (CRISP's ``cartesian_impedance_controller``, or
+a franka_ros2 one) next to ``franka_hardware``; this backend only talks to it over
+topics, through robot_rl's node layer (:mod:`robot_rl.ros`, rclpy or the DDS facade):
+
+* in: the TCP pose (``geometry_msgs/PoseStamped``), ``/joint_states`` and optionally a
+  TCP wrench (``geometry_msgs/WrenchStamped``);
+* out: the target pose (``geometry_msgs/PoseStamped``), re-sent at ``publish_hz``.
+
+The safety rules hold as in the torque mode, applied to the target before it leaves:
+the goal is clipped to the safety box, and the published target is the measured pose
+plus the pose error clipped per axis (``controller.error_clip_mm`` / ``_rad``), so the
+remote spring never pulls harder than ``K * clip``. Nothing is published before the
+first pose and joint state arrive (the first target is the measured pose), and when
+``command`` stops for ``controller.watchdog_s`` the goal becomes the measured pose.
+
+Faults: the arm's reflexes are not on these topics, but a stopped controller stops the
+state stream: state older than ``state_timeout_s`` is a
+:class:`~robot_rl_drivers.robots.faults.RobotFault` (contract in that module), and
+:meth:`FrankaRos2ControlRobot.recover` runs the configured recovery commands
+(franka_ros2's error-recovery action by default: the node layer has no actions).
+
+The node belongs to the caller, who spins it (the controller node's executor); the
+subscription callbacks and the publish timer run there. ``state``/``command`` may be
+called from any thread.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import subprocess
+import threading
+import time
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from robot_rl.config.hardware import FrankaHardwareConfig
+from robot_rl.config.sections import RobotConfig
+from robot_rl.control import SafetyBox
+from robot_rl.control.transforms import orientation_error, quat_mul, quat_normalize, rotvec_to_quat
+from robot_rl.errors import DeviceError
+from robot_rl.interfaces import Robot, RobotState
+from robot_rl_drivers.robots.faults import RobotFault
+
+log = logging.getLogger("robot_rl_drivers.robots.franka_ros2")
+
+TWIST_SMOOTHING = 0.3  # weight of the newest finite-difference twist
+
+
+def clip_toward(goal_pos: np.ndarray, goal_quat: np.ndarray, pos: np.ndarray, quat: np.ndarray,
+                clip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pose at most ``clip`` (per axis: metres, then radians) from the measured one, toward the goal."""
+    dp = np.clip(goal_pos - pos, -clip[:3], clip[:3])
+    dr = np.clip(orientation_error(goal_quat, quat), -clip[3:], clip[3:])
+    return pos + dp, quat_normalize(quat_mul(rotvec_to_quat(dr), quat))
+
+
+class FrankaRos2ControlRobot(Robot):
+    """See the module docstring. ``run`` executes recovery commands (tests pass a fake)."""
+
+    def __init__(self, robot_cfg: RobotConfig, hw: FrankaHardwareConfig, node: Any, *,
+                 lib: str = "pylibfranka", run: Callable[..., Any] = subprocess.run) -> None:
+        from robot_rl.ros import msgs
+
+        self.cfg = robot_cfg
+        self.hw = hw
+        self.s = hw.ros2_control
+        self.node = node
+        self._run = run
+        self.box = SafetyBox.from_config(robot_cfg)
+        c = robot_cfg.controller
+        self.clip = np.concatenate([np.asarray(c.error_clip_mm) / 1000.0, np.asarray(c.error_clip_rad)])
+        self.watchdog_s = c.watchdog_s
+        self._joint_names = [f"{self.s.joint_prefix}{i}" for i in range(1, 8)]
+        self._lock = threading.Lock()
+        self._pose: Optional[tuple[np.ndarray, np.ndarray, float]] = None  # pos, quat, stamp
+        self._pose_arrival = 0.0  # monotonic
+        self._joints: Optional[tuple[np.ndarray, np.ndarray, np.ndarray]] = None  # q, dq, effort
+        self._joints_arrival = 0.0
+        self._wrench = np.zeros(6)
+        self._twist = np.zeros(6)
+        self._goal: Optional[tuple[np.ndarray, np.ndarray]] = None
+        self._last_command = time.monotonic()
+        self._holding = True
+        self._fault: Optional[str] = None
+        self._last_state: Optional[RobotState] = None
+        self.published = 0
+        self.watchdog_holds = 0
+        self.box_clipped_targets = 0
+        self.rejected_targets = 0
+        self._pub = node.create_publisher(msgs.PoseStamped, self.s.target_topic, 1)
+        self._subs = [node.create_subscription(msgs.PoseStamped, self.s.pose_topic, self._on_pose, 10),
+                      node.create_subscription(msgs.JointState, self.s.joint_states_topic, self._on_joints, 10)]
+        if self.s.wrench_topic:
+            self._subs.append(node.create_subscription(msgs.WrenchStamped, self.s.wrench_topic, self._on_wrench, 10))
+        self._timer = node.create_timer(1.0 / self.s.publish_hz, self._tick)
+        self.gripper = None
+        if hw.gripper.enabled:
+            from robot_rl_drivers.robots.franka_gripper import FrankaGripper
+
+            self.gripper = FrankaGripper(importlib.import_module(lib), hw.ip, hw.gripper, robot_cfg.gripper_max_width)
+
+    # ------------------------------------------------------------------ topics in
+
+    def _on_pose(self, msg: Any) -> None:
+        from robot_rl.ros import convert
+
+        pos, quat = convert.pose_from_msg(msg)  # MessageError: the node drops it with a warning
+        stamp = convert.stamp_from_msg(msg.header.stamp)
+        with self._lock:
+            if self._pose is not None and stamp > self._pose[2]:
+                dt = stamp - self._pose[2]
+                twist = np.concatenate([(pos - self._pose[0]) / dt, orientation_error(quat, self._pose[1]) / dt])
+                self._twist = (1.0 - TWIST_SMOOTHING) * self._twist + TWIST_SMOOTHING * twist
+            self._pose = (pos, quat, stamp)
+            self._pose_arrival = time.monotonic()
+
+    def _on_joints(self, msg: Any) -> None:
+        from robot_rl.ros import convert
+        from robot_rl.ros.errors import MessageError
+
+        names, q, dq, effort = convert.joint_state_from_msg(msg)
+        try:
+            idx = [names.index(n) for n in self._joint_names]
+        except ValueError:
+            missing = [n for n in self._joint_names if n not in names]
+            raise MessageError(f"joint state lacks {missing} (set ros2_control.joint_prefix)") from None
+        with self._lock:
+            self._joints = (q[idx], dq[idx], effort[idx])
+            self._joints_arrival = time.monotonic()
+
+    def _on_wrench(self, msg: Any) -> None:
+        from robot_rl.ros import convert
+
+        wrench = convert.wrench_from_msg(msg)
+        with self._lock:
+            self._wrench = wrench
+
+    # ------------------------------------------------------------------ target out
+
+    def _stale_for(self) -> float:
+        return time.monotonic() - min(self._pose_arrival, self._joints_arrival)
+
+    def _tick(self) -> None:
+        """Publish the clipped target; the node's executor calls this at ``publish_hz``."""
+        from robot_rl.ros import convert
+
+        with self._lock:
+            if self._pose is None or self._joints is None or self._fault is not None:
+                return  # never move before the current pose is known, nor after a fault
+            if self._stale_for() > self.s.state_timeout_s:
+                self._fault = (f"no state on {self.s.pose_topic} / {self.s.joint_states_topic} for "
+                               f"{self._stale_for():.2f} s (controller stopped, reflex, or cable?)")
+                log.error("Franka (ros2_control): %s", self._fault)
+                return
+            pos, quat, _ = self._pose
+            if self._goal is None:
+                self._goal = self.box.clip(pos, quat)[:2]
+            if not self._holding and time.monotonic() - self._last_command > self.watchdog_s:
+                log.warning("no target for %.3f s: holding the current pose", time.monotonic() - self._last_command)
+                self.watchdog_holds += 1
+                self._goal = self.box.clip(pos, quat)[:2]
+                self._holding = True
+            target_pos, target_quat = clip_toward(self._goal[0], self._goal[1], pos, quat, self.clip)
+        self._pub.publish(convert.pose_stamped_msg(target_pos, target_quat, time.time(), self.s.frame_id))
+        self.published += 1
+
+    # ------------------------------------------------------------------ Robot
+
+    @property
+    def ready(self) -> bool:
+        return self._pose is not None and self._joints is not None
+
+    def wait_until_ready(self, timeout: Optional[float] = None) -> None:
+        """Block until a pose and a joint state have arrived (the node must be spinning)."""
+        timeout = self.s.first_state_timeout_s if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        while not self.ready:
+            if time.monotonic() > deadline:
+                got = ("a pose" if self._pose is not None
+                       else "joint states" if self._joints is not None else "nothing")
+                raise DeviceError(f"Franka (ros2_control): no state on {self.s.pose_topic} and "
+                                  f"{self.s.joint_states_topic} within {timeout:g} s (got {got}; is the "
+                                  "controller active, and RMW_IMPLEMENTATION=rmw_cyclonedds_cpp on the robot PC?)")
+            time.sleep(0.01)
+
+    @property
+    def fault(self) -> Optional[str]:
+        return self._fault
+
+    def _check(self) -> None:
+        if self._fault is None and self.ready and self._stale_for() > self.s.state_timeout_s:
+            with self._lock:
+                self._fault = (f"no state on {self.s.pose_topic} / {self.s.joint_states_topic} for "
+                               f"{self._stale_for():.2f} s (controller stopped, reflex, or cable?)")
+        if self._fault is not None:
+            raise RobotFault(f"Franka (ros2_control) stopped: {self._fault}", self._last_state)
+        if not self.ready:
+            raise DeviceError(f"Franka (ros2_control): no state yet on {self.s.pose_topic} / "
+                              f"{self.s.joint_states_topic} (call wait_until_ready first)")
+
+    def state(self) -> RobotState:
+        self._check()
+        with self._lock:
+            (pos, quat, stamp), (q, dq, effort) = self._pose, self._joints
+            state = RobotState(stamp=stamp, tcp_pos=pos.copy(), tcp_quat=quat.copy(), tcp_twist=self._twist.copy(),
+                               tcp_wrench=self._wrench.copy(), q=q.copy(), dq=dq.copy(), tau=effort.copy(),
+                               gripper=self.gripper.fraction if self.gripper is not None else 1.0)
+        self._last_state = state
+        return state
+
+    def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> None:
+        self._check()
+        pos, quat = np.asarray(pos, dtype=np.float64), np.asarray(quat, dtype=np.float64)
+        if (pos.shape != (3,) or quat.shape != (4,) or not (np.all(np.isfinite(pos)) and np.all(np.isfinite(quat)))
+                or np.linalg.norm(quat) < 1e-6):
+            self.rejected_targets += 1
+            log.error("rejected a malformed or non-finite target (pos=%s, quat=%s)", pos.tolist(), quat.tolist())
+        else:
+            goal_pos, goal_quat, clipped = self.box.clip(pos, quat)
+            self.box_clipped_targets += int(clipped)
+            with self._lock:
+                self._goal = (goal_pos, goal_quat)
+                self._last_command = time.monotonic()
+                self._holding = False
+        if gripper is not None and self.gripper is not None and np.isfinite(gripper):
+            self.gripper.command(float(gripper))
+
+    def hold(self) -> None:
+        with self._lock:
+            if self._pose is not None:
+                self._goal = self.box.clip(self._pose[0], self._pose[1])[:2]
+            self._holding = True
+
+    def recover(self) -> None:
+        """Run the recovery commands, wait for fresh state, and hold where the arm is."""
+        if self._fault is None:
+            return
+        for cmd in self.s.recovery_commands:
+            shown = " ".join(cmd)
+            try:
+                done = self._run(cmd, capture_output=True, text=True, timeout=self.s.recovery_timeout_s)
+            except FileNotFoundError:
+                raise RobotFault(f"Franka (ros2_control): cannot run '{cmd[0]}' here; recover by hand: {shown}",
+                                 self._last_state) from None
+            except subprocess.TimeoutExpired:
+                raise RobotFault(f"Franka (ros2_control): '{shown}' did not finish within "
+                                 f"{self.s.recovery_timeout_s:g} s", self._last_state) from None
+            if done.returncode != 0:
+                detail = ((done.stderr or done.stdout or "").strip().splitlines() or ["no output"])[-1]
+                raise RobotFault(f"Franka (ros2_control): recovery failed: '{shown}' exited with "
+                                 f"{done.returncode}: {detail}", self._last_state)
+        with self._lock:
+            self._goal = None  # the next tick holds the pose measured then
+            self._holding = True
+            self._pose_arrival = self._joints_arrival = 0.0
+            self._pose = self._joints = None
+            self._fault = None
+        self.wait_until_ready()
+        log.info("Franka (ros2_control): recovered")
+
+    def close(self) -> None:
+        """Hold (one last target: the measured pose), then leave the caller's node as it was."""
+        self.hold()
+        self._tick()
+        handles = [(self.node.destroy_timer, self._timer), (self.node.destroy_publisher, self._pub)]
+        handles += [(self.node.destroy_subscription, sub) for sub in self._subs]
+        for destroy, handle in handles:
+            try:
+                destroy(handle)
+            except Exception:  # noqa: BLE001 - the node may already be gone
+                pass
+        if self.gripper is not None:
+            self.gripper.close()

@@ -1,0 +1,272 @@
+"""Mode ros2_control: targets to a ros2_control impedance controller over topics.
+
+Most tests drive the backend through a recording node (same create_* API as robot_rl.ros
+nodes) to control message and timer order exactly; the last one runs it on the real DDS
+node layer on loopback against a stand-in controller node.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from robot_rl.config.hardware import FrankaHardwareConfig
+from robot_rl.config.loader import build
+from robot_rl.config.sections import ControllerConfig, RobotConfig, WorkspaceConfig
+from robot_rl.control.transforms import orientation_error, rpy_to_quat
+from robot_rl.errors import ConfigError, DeviceError
+from robot_rl.ros import convert, msgs
+from robot_rl.ros.errors import MessageError
+from robot_rl_drivers.robots import make_robot
+from robot_rl_drivers.robots.faults import RobotFault
+from robot_rl_drivers.robots.franka_ros2 import FrankaRos2ControlRobot
+
+DOWN = rpy_to_quat(np.array([np.pi, 0.0, 0.0]))
+HOME = np.array([0.45, 0.0, 0.30])
+JOINTS = [f"fr3_joint{i}" for i in range(1, 8)]
+
+
+class RecordingNode:
+    """create_publisher / create_subscription / create_timer, recorded; the test delivers
+    messages with ``deliver`` and runs timers with ``tick``. Like robot_rl.ros nodes, a
+    callback raising MessageError drops the message and counts it."""
+
+    def __init__(self) -> None:
+        self.published: dict[str, list] = {}
+        self.callbacks: dict[str, list] = {}
+        self.timers: list = []
+        self.dropped: list[str] = []
+
+    def create_publisher(self, msg_type, topic, qos):
+        sent = self.published.setdefault(topic, [])
+        return SimpleNamespace(publish=sent.append, topic=topic)
+
+    def create_subscription(self, msg_type, topic, callback, qos):
+        self.callbacks.setdefault(topic, []).append(callback)
+        return (topic, callback)
+
+    def create_timer(self, period, callback):
+        self.timers.append(callback)
+        return callback
+
+    def destroy_timer(self, timer):
+        self.timers.remove(timer)
+
+    def destroy_publisher(self, pub):
+        pass
+
+    def destroy_subscription(self, sub):
+        self.callbacks[sub[0]].remove(sub[1])
+
+    def deliver(self, topic, msg) -> None:
+        for cb in self.callbacks.get(topic, []):
+            try:
+                cb(msg)
+            except MessageError as err:
+                self.dropped.append(str(err))
+
+    def tick(self) -> None:
+        for cb in list(self.timers):
+            cb()
+
+
+def robot_cfg(**controller) -> RobotConfig:
+    return RobotConfig(backend="franka", reset_pos=tuple(HOME), workspace=WorkspaceConfig(
+        pos_low=(0.3, -0.2, 0.1), pos_high=(0.6, 0.2, 0.5)), controller=ControllerConfig(**controller),
+        hardware={"ip": "172.16.0.2", "mode": "ros2_control", "gripper": {"enabled": False},
+                  "ros2_control": {"wrench_topic": "/wrench", "state_timeout_s": 0.3,
+                                   "recovery_commands": [["ros2", "action", "send_goal", "/action_server/error_recovery",
+                                                          "franka_msgs/action/ErrorRecovery", "{}"]]}})
+
+
+def make(node, run=subprocess.run, **controller) -> FrankaRos2ControlRobot:
+    cfg = robot_cfg(**controller)
+    hw = build(FrankaHardwareConfig, cfg.hardware, file="rig.yaml", where="robot.hardware")
+    return FrankaRos2ControlRobot(cfg, hw, node, run=run)
+
+
+def send_state(node: RecordingNode, pos=HOME, quat=DOWN, t: float | None = None, names=JOINTS) -> None:
+    t = time.time() if t is None else t
+    node.deliver("/current_pose", convert.pose_stamped_msg(np.asarray(pos), quat, t, "base"))
+    q = np.linspace(0.1, 0.7, len(names))
+    node.deliver("/joint_states", convert.joint_state_msg(names, q, q * 0.0, q * 2.0, t))
+
+
+def targets(node: RecordingNode) -> list[tuple[np.ndarray, np.ndarray]]:
+    return [convert.pose_from_msg(m) for m in node.published.get("/target_pose", [])]
+
+
+def test_nothing_is_published_before_the_first_state_then_the_measured_pose():
+    node = RecordingNode()
+    robot = make(node)
+    node.tick()
+    assert targets(node) == []
+    with pytest.raises(DeviceError, match="no state yet on /current_pose"):
+        robot.state()
+    send_state(node, pos=HOME + np.array([0.01, 0.0, 0.0]))
+    node.tick()
+    (pos, quat), = targets(node)
+    np.testing.assert_allclose(pos, HOME + [0.01, 0.0, 0.0])
+    assert np.abs(orientation_error(quat, DOWN)).max() < 1e-9
+    state = robot.state()
+    np.testing.assert_allclose(state.q, np.linspace(0.1, 0.7, 7))
+    np.testing.assert_allclose(state.tau, 2 * np.linspace(0.1, 0.7, 7))
+
+
+def test_targets_are_box_clipped_and_the_error_clipped_per_axis():
+    node = RecordingNode()
+    robot = make(node, error_clip_mm=(10.0, 5.0, 10.0))
+    send_state(node)
+    robot.command(HOME + np.array([0.004, 0.003, -0.002]), DOWN)  # within the clip: sent as is
+    node.tick()
+    np.testing.assert_allclose(targets(node)[-1][0], HOME + [0.004, 0.003, -0.002])
+    robot.command(np.array([2.0, -0.01, 0.30]), DOWN)  # far outside the box in x
+    node.tick()
+    pos, _ = targets(node)[-1]
+    np.testing.assert_allclose(pos, HOME + [0.010, -0.005, 0.0])  # 10 mm and 5 mm from the measured pose
+    assert robot.box_clipped_targets == 1
+    # As the arm follows, the target keeps leading it toward the (box-clipped) goal.
+    send_state(node, pos=HOME + np.array([0.1, 0.0, 0.0]))
+    node.tick()
+    np.testing.assert_allclose(targets(node)[-1][0], HOME + [0.11, -0.005, 0.0])
+    send_state(node, pos=np.array([0.595, -0.01, 0.30]))
+    node.tick()
+    np.testing.assert_allclose(targets(node)[-1][0], [0.6, -0.01, 0.30])  # pos_high x = 0.6
+
+
+def test_bad_targets_are_rejected_and_bad_messages_dropped():
+    node = RecordingNode()
+    robot = make(node)
+    send_state(node, names=[f"panda_joint{i}" for i in range(1, 8)])
+    assert node.dropped and "fr3_joint1" in node.dropped[-1] and "joint_prefix" in node.dropped[-1]
+    send_state(node)
+    robot.command(np.array([np.nan, 0.0, 0.3]), DOWN)
+    robot.command(HOME, np.zeros(4))
+    assert robot.rejected_targets == 2
+    node.tick()
+    np.testing.assert_allclose(targets(node)[-1][0], HOME)
+
+
+def test_the_watchdog_holds_the_measured_pose_when_commands_stop():
+    node = RecordingNode()
+    robot = make(node, watchdog_s=0.05)
+    send_state(node)
+    robot.command(HOME + np.array([0.0, 0.008, 0.0]), DOWN)
+    node.tick()
+    np.testing.assert_allclose(targets(node)[-1][0], HOME + [0.0, 0.008, 0.0])
+    time.sleep(0.1)
+    send_state(node, pos=HOME + np.array([0.0, 0.003, 0.0]))
+    node.tick()
+    np.testing.assert_allclose(targets(node)[-1][0], HOME + [0.0, 0.003, 0.0])
+    assert robot.watchdog_holds == 1
+
+
+def test_stale_state_is_a_fault_and_recover_runs_the_recovery_command():
+    node = RecordingNode()
+    calls = []
+
+    def run(cmd, **kw):
+        calls.append(cmd)
+        threading.Timer(0.05, send_state, args=(node,), kwargs={"pos": HOME + np.array([0.0, 0.0, 0.02])}).start()
+        return subprocess.CompletedProcess(cmd, 0, "Goal accepted", "")
+
+    robot = make(node, run=run)
+    send_state(node)
+    robot.command(HOME + np.array([0.0, 0.0, -0.009]), DOWN)
+    time.sleep(0.4)  # state_timeout_s = 0.3
+    with pytest.raises(RobotFault, match="no state on /current_pose / /joint_states for") as err:
+        robot.state()
+    assert err.value.recoverable
+    n = len(targets(node))
+    node.tick()
+    assert len(targets(node)) == n, "no targets while the state is stale"
+    robot.hold()  # never raises
+    robot.recover()
+    assert calls == [["ros2", "action", "send_goal", "/action_server/error_recovery",
+                      "franka_msgs/action/ErrorRecovery", "{}"]]
+    node.tick()
+    np.testing.assert_allclose(targets(node)[-1][0], HOME + [0.0, 0.0, 0.02])  # holds where it is now
+
+
+@pytest.mark.parametrize("outcome, message", [
+    (FileNotFoundError(), "cannot run 'ros2' here; recover by hand: ros2 action send_goal"),
+    (subprocess.CompletedProcess([], 1, "", "Action server not available\n"), "exited with 1: Action server not available"),
+])
+def test_a_failed_recovery_is_a_fault_that_says_what_to_do(outcome, message):
+    node = RecordingNode()
+
+    def run(cmd, **kw):
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    robot = make(node, run=run)
+    send_state(node)
+    time.sleep(0.4)
+    node.tick()
+    assert robot.fault is not None
+    with pytest.raises(RobotFault, match=message):
+        robot.recover()
+
+
+def test_make_robot_needs_a_node_for_ros2_control():
+    with pytest.raises(ConfigError, match="talks over ROS topics; build it with a node"):
+        make_robot(robot_cfg(), file="rig.yaml")
+
+
+def test_on_the_dds_node_layer_against_a_stand_in_controller(monkeypatch):
+    from robot_rl import ros
+
+    monkeypatch.setenv("ROBOT_RL_ROS_BACKEND", "dds")
+    if ros.backend_name() != "dds":
+        pytest.skip("the rclpy backend is active here")
+    ros.init()
+    executor = ros.SingleThreadedExecutor()
+    try:
+        controller = ros.Node("stand_in_controller")
+        received = []
+        controller.create_subscription(msgs.PoseStamped, "/target_pose", received.append, 10)
+        pose_pub = controller.create_publisher(msgs.PoseStamped, "/current_pose", 10)
+        joint_pub = controller.create_publisher(msgs.JointState, "/joint_states", 10)
+
+        def publish_state() -> None:
+            t = time.time()
+            pose_pub.publish(convert.pose_stamped_msg(HOME, DOWN, t, "base"))
+            joint_pub.publish(convert.joint_state_msg(JOINTS, np.zeros(7), np.zeros(7), np.zeros(7), t))
+
+        controller.create_timer(0.02, publish_state)
+        node = ros.Node("robot_rl_franka")
+        robot = make(node)
+        executor.add_node(controller)
+        executor.add_node(node)
+        spinning = threading.Event()
+        spinning.set()
+
+        def spin() -> None:  # the node owner's executor; it stops before robot.close()
+            while spinning.is_set():
+                executor.spin_once(timeout_sec=0.02)
+
+        spinner = threading.Thread(target=spin, daemon=True)
+        spinner.start()
+        robot.wait_until_ready(timeout=10.0)
+        deadline = time.time() + 5.0
+        while not received and time.time() < deadline:
+            time.sleep(0.01)
+        first, _ = convert.pose_from_msg(received[0])
+        np.testing.assert_allclose(first, HOME, atol=1e-12)  # starts at the measured pose
+        robot.command(HOME + np.array([0.03, 0.0, 0.0]), DOWN)
+        time.sleep(0.3)
+        last, _ = convert.pose_from_msg(received[-1])
+        np.testing.assert_allclose(last, HOME + [0.01, 0.0, 0.0], atol=1e-9)  # 10 mm error clip
+        assert robot.state().tcp_pos == pytest.approx(HOME)
+        spinning.clear()
+        spinner.join(timeout=5.0)
+        robot.close()
+    finally:
+        executor.shutdown()
+        ros.shutdown()

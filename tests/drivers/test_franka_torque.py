@@ -1,0 +1,335 @@
+"""The pylibfranka torque loop against a synthetic robot (test_franka_fakelib).
+
+The loop process, shared memory, controller and parent-side Robot are the real ones;
+only the libfranka binding is the fake. Each torque session the fake served is logged
+(states and written torques), and the tests replay those states through robot_rl's own
+CartesianImpedanceController: the written torques must be exactly what the shared law
+gives for those states, with Coriolis (and never gravity) added.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from robot_rl.config.hardware import FrankaHardwareConfig
+from robot_rl.config.loader import build
+from robot_rl.config.sections import ControllerConfig, RobotConfig, WorkspaceConfig
+from robot_rl.control import CartesianImpedanceController, SafetyBox
+from robot_rl.errors import DeviceError
+from robot_rl_drivers.robots.faults import RobotFault
+from robot_rl_drivers.robots.franka_state import arm_state
+from robot_rl_drivers.robots.franka_torque import FrankaTorqueRobot
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import test_franka_fakelib as fakelib  # noqa: E402
+
+FAKE = "test_franka_fakelib"
+IP = "172.16.0.2"  # never contacted: the fake has no network
+
+
+@pytest.fixture
+def fake_robot(tmp_path, monkeypatch):
+    """Build FrankaTorqueRobot over the fake; returns (make, log_prefix)."""
+    monkeypatch.syspath_prepend(str(HERE))  # the spawned loop process imports the fake by name
+    log = tmp_path / "session"
+    made: list[FrankaTorqueRobot] = []
+
+    def make(scenario: dict | None = None, watchdog_s: float = 5.0, hardware: dict | None = None,
+             **robot_kw) -> FrankaTorqueRobot:
+        scenario_file = tmp_path / "scenario.json"
+        scenario_file.write_text(json.dumps({"log": str(log), **(scenario or {})}))
+        monkeypatch.setenv(fakelib.SCENARIO_ENV, str(scenario_file))
+        hw = {"ip": IP, "loop": {"realtime": "ignore", "rt_priority": 0}, **(hardware or {})}
+        robot = FrankaTorqueRobot(robot_config(watchdog_s, **robot_kw),
+                                  build(FrankaHardwareConfig, hw, file="test.yaml", where="robot.hardware"), lib=FAKE)
+        made.append(robot)
+        return robot
+
+    yield make, log
+    for robot in made:
+        robot.close()
+
+
+def robot_config(watchdog_s: float = 5.0, **kw) -> RobotConfig:
+    # A box around the fake arm's pose (x ~0.35, y ~0.02, z ~0.45, hand pointing down).
+    return RobotConfig(backend="franka", reset_pos=(0.35, 0.0, 0.45), reset_rpy=(np.pi, 0.0, 0.0),
+                       workspace=WorkspaceConfig(pos_low=(0.2, -0.2, 0.3), pos_high=(0.6, 0.2, 0.6)),
+                       controller=ControllerConfig(watchdog_s=watchdog_s), **kw)
+
+
+def load_session(log: Path, session: int) -> dict:
+    path = Path(f"{log}-{session}.npz")
+    deadline = time.time() + 5.0
+    while not path.exists() and time.time() < deadline:
+        time.sleep(0.02)
+    with np.load(path) as data:
+        return {k: data[k] for k in data.files}
+
+
+def arm_at(data: dict, k: int):
+    pose, jac = fakelib.forward_kinematics(data["q"][k])
+    state = SimpleNamespace(q=data["q"][k].tolist(), dq=data["dq"][k].tolist(),
+                            O_T_EE=data["O_T_EE"][k].tolist(), _jac=jac.flatten(order="F").tolist())
+    return arm_state(state, fakelib.Model())
+
+
+def replay(data: dict, cfg: RobotConfig, events: list, closed: bool = True
+           ) -> tuple[list[int], CartesianImpedanceController, object]:
+    """Run the logged states through the shared controller; every logged torque must be
+    reproduced. ``events`` (applied in order, each at the one cycle where the log shows
+    it took effect) are what the parent sent: ``("target", pos, quat)`` or ``("hold",)``;
+    ``close()`` sends a hold before it stops the session, so ``closed`` adds one.
+    Returns the cycles where each event took effect, the controller, and cycle 0's output.
+    """
+    events = list(events) + ([("hold",)] if closed else [])
+    ctrl = CartesianImpedanceController(cfg.controller, SafetyBox.from_config(cfg))
+    taus, times = data["tau"], data["t"]
+    applied: list[int] = []
+    pending = list(events)
+    first = None
+    for k in range(len(taus)):
+        arm, now = arm_at(data, k), float(times[k])
+        if k == 0:
+            ctrl.start(arm, now)
+            tau = ctrl.compute(arm, now, 1e-3)
+            first = copy.deepcopy(ctrl.last_output)
+            np.testing.assert_allclose(taus[0], tau, rtol=0, atol=1e-9)
+            continue
+        trial = copy.deepcopy(ctrl)
+        tau = trial.compute(arm, now, 1e-3)
+        if not np.allclose(taus[k], tau, rtol=0, atol=1e-9):
+            assert pending, f"cycle {k}: written torque {taus[k]} is not the law's {tau}"
+            event = pending.pop(0)
+            trial = copy.deepcopy(ctrl)
+            if event[0] == "target":
+                trial.set_target(event[1], event[2], now)
+            else:
+                trial.hold(arm, now)
+            tau = trial.compute(arm, now, 1e-3)
+            np.testing.assert_allclose(taus[k], tau, rtol=0, atol=1e-9,
+                                       err_msg=f"cycle {k}: torque matches neither the old target nor {event[0]}")
+            applied.append(k)
+        ctrl = trial
+    return applied, ctrl, first
+
+
+def wait_for(predicate, timeout: float = 5.0) -> None:
+    deadline = time.time() + timeout
+    while not predicate():
+        assert time.time() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_written_torques_are_the_shared_law_on_the_streamed_states(fake_robot):
+    make, log = fake_robot
+    robot = make()
+    time.sleep(0.15)
+    state = robot.state()
+    assert state.q.shape == (7,) and state.tcp_quat.shape == (4,)
+    assert np.allclose(state.tcp_wrench, [1.0, -2.0, 3.0, 0.1, -0.2, 0.3])
+    pose, jac = fakelib.forward_kinematics(state.q)
+    assert np.allclose(state.tcp_pos, pose[:3, 3], atol=1e-12)  # column-major O_T_EE read right
+    assert np.allclose(state.tcp_twist, jac @ state.dq, atol=1e-9)
+    target_pos = state.tcp_pos + np.array([0.010, -0.004, -0.006])
+    robot.command(target_pos, state.tcp_quat)
+    time.sleep(0.15)
+    robot.close()
+
+    data = load_session(log, 1)
+    assert str(data["reason"]) == "finished" and data["finished"][-1] == 1.0
+    assert len(data["tau"]) > 100
+    applied, ctrl, first = replay(data, robot.cfg, [("target", target_pos, state.tcp_quat)])
+    assert len(applied) == 2, "the target, then close()'s hold, each took effect at one cycle"
+    assert ctrl.holding and applied[1] >= len(data["tau"]) - 20
+
+
+def test_nothing_moves_before_the_first_state(fake_robot):
+    make, log = fake_robot
+    robot = make()
+    time.sleep(0.05)
+    robot.close()
+    data = load_session(log, 1)
+    _, _, first = replay(data, robot.cfg, [])
+    # The first command: target = the first measured pose, so no pose error and (the arm
+    # being still) no Cartesian force; the posture term is rate-limited from zero.
+    assert np.abs(first.error).max() < 1e-12 and np.abs(first.force).max() < 1e-9
+    assert np.abs(first.tau_cmd).max() <= robot.cfg.controller.max_torque_rate * 1e-3 + 1e-12
+    coriolis = np.asarray(fakelib.Model().coriolis(SimpleNamespace(q=data["q"][0], dq=data["dq"][0])))
+    np.testing.assert_allclose(data["tau"][0], first.tau_cmd + coriolis, atol=1e-12)
+
+
+def test_the_loop_reports_its_timing(fake_robot):
+    make, log = fake_robot
+    robot = make()
+    time.sleep(0.4)
+    live = robot.stats()
+    assert live.cycles > 100 and live.sessions == 1
+    robot.close()
+    stats = robot.stats()
+    data = load_session(log, 1)
+    assert stats.cycles == len(data["tau"])
+    durations_ms = np.rint(data["duration"][1:] * 1000.0).astype(int)
+    assert stats.missed_robot_cycles == int(np.sum(np.maximum(durations_ms - 1, 0)))
+    assert 0.3 < stats.period_p50_ms < 5.0, stats.summary()
+    assert stats.period_p50_ms <= stats.period_p99_ms <= stats.period_max_ms + 1e-9
+    assert 0 <= stats.late_cycles < stats.cycles
+    assert 0.0 < stats.compute_p50_ms <= stats.compute_p99_ms <= stats.compute_max_ms + 1e-9
+    assert stats.success_rate == pytest.approx(0.99)
+    print("torque loop against the fake (shared CPU, noisy):", stats.summary())
+
+
+def test_the_watchdog_holds_when_targets_stop(fake_robot):
+    make, log = fake_robot
+    robot = make(watchdog_s=0.05)
+    state = robot.state()
+    target = state.tcp_pos + np.array([0.0, 0.005, 0.0])
+    robot.command(target, state.tcp_quat)
+    time.sleep(0.3)
+    assert robot.stats().watchdog_holds >= 1
+    robot.close()
+    data = load_session(log, 1)
+    # The replayed controller's own watchdog fires at the same robot times as the loop's.
+    applied, ctrl, _ = replay(data, robot.cfg, [("target", target, state.tcp_quat)])
+    assert len(applied) == 2  # the target, and close()'s hold
+    assert ctrl.stats.watchdog_holds >= 1
+
+
+def test_hold_makes_the_measured_pose_the_target(fake_robot):
+    make, log = fake_robot
+    robot = make()
+    state = robot.state()
+    robot.command(state.tcp_pos + np.array([0.008, 0.0, 0.0]), state.tcp_quat)
+    time.sleep(0.1)
+    robot.hold()
+    time.sleep(0.1)
+    robot.close()
+    applied, ctrl, _ = replay(load_session(log, 1), robot.cfg,
+                              [("target", state.tcp_pos + np.array([0.008, 0.0, 0.0]), state.tcp_quat), ("hold",)])
+    assert len(applied) == 3 and ctrl.holding
+
+
+def test_targets_outside_the_box_are_clipped_and_bad_ones_rejected(fake_robot):
+    make, _ = fake_robot
+    robot = make()
+    state = robot.state()
+    robot.command(np.array([5.0, 0.0, 0.4]), state.tcp_quat)
+    robot.command(np.array([np.nan, 0.0, 0.4]), state.tcp_quat)
+    time.sleep(0.1)
+    stats = robot.stats()
+    assert stats.box_clipped_targets == 1
+    assert stats.rejected_targets == 1
+
+
+def test_a_reflex_is_a_robot_fault_and_recover_restarts_from_the_measured_pose(fake_robot):
+    make, log = fake_robot
+    robot = make({"fault_at": 200})
+    state = robot.state()
+    old_target = state.tcp_pos + np.array([0.0, 0.0, -0.01])
+    robot.command(old_target, state.tcp_quat)
+    wait_for(lambda: robot.fault is not None)
+    assert "reflex" in robot.fault and "\n" not in robot.fault
+    with pytest.raises(RobotFault) as err:
+        robot.state()
+    assert err.value.recoverable and err.value.state is not None
+    with pytest.raises(RobotFault):
+        robot.command(state.tcp_pos, state.tcp_quat)
+    robot.hold()  # never raises
+
+    robot.recover()
+    assert robot.fault is None
+    after = robot.state()
+    assert np.all(np.isfinite(after.tcp_pos))
+    time.sleep(0.1)
+    robot.close()
+    assert robot.stats().sessions == 2
+    fault_session = load_session(log, 1)
+    assert str(fault_session["reason"]) == "fault"
+    replay(fault_session, robot.cfg, [("target", old_target, state.tcp_quat)], closed=False)
+    # Session 2 must not resume the old target: replaying it with no events reproduces it.
+    _, ctrl, first = replay(load_session(log, 2), robot.cfg, [])
+    assert np.abs(first.error).max() < 1e-12
+    assert not np.allclose(ctrl.target_pos, old_target)
+
+
+def test_a_failed_recovery_asks_for_a_person(fake_robot):
+    make, _ = fake_robot
+    robot = make({"fault_at": 50, "recover": "fail"})
+    wait_for(lambda: robot.fault is not None)
+    with pytest.raises(RobotFault, match="automatic error recovery failed: CommandException: .*user stop pressed"):
+        robot.recover()
+    with pytest.raises(RobotFault):
+        robot.state()
+
+
+def test_the_gripper_maps_opening_fractions(fake_robot):
+    make, log = fake_robot
+    robot = make()
+    calls_file = Path(f"{log}-gripper.json")
+    state = robot.state()
+    robot.command(state.tcp_pos, state.tcp_quat, gripper=0.1)  # binary: below 0.5 grasps
+    wait_for(lambda: calls_file.exists() and len(json.loads(calls_file.read_text())) >= 1)
+    robot.command(state.tcp_pos, state.tcp_quat, gripper=0.2)  # still "closed": no new command
+    robot.command(state.tcp_pos, state.tcp_quat, gripper=0.9)  # open fully
+    wait_for(lambda: len(json.loads(calls_file.read_text())) >= 2)
+    time.sleep(0.1)
+    calls = json.loads(calls_file.read_text())
+    g = robot.hw.gripper
+    assert calls == [["grasp", 0.0, g.speed, g.force, g.epsilon_inner, g.epsilon_outer], ["move", 0.08, g.speed]]
+    wait_for(lambda: robot.state().gripper == pytest.approx(1.0))
+
+
+@pytest.mark.parametrize("scenario, hardware, message", [
+    ({"connect": "refuse"}, {}, f"cannot connect to the Franka at {IP}: NetworkException: libfranka: "
+                                "Connection to FCI refused"),
+    ({"connect": "hang"}, {"connect_timeout_s": 0.5}, f"the Franka at {IP} did not answer within 0.5 s"),
+    ({"gripper": "refuse"}, {}, f"Franka gripper at {IP}: NetworkException"),
+])
+def test_connection_problems_are_one_clear_line(fake_robot, scenario, hardware, message):
+    make, _ = fake_robot
+    with pytest.raises(DeviceError) as err:
+        make(scenario, hardware=hardware)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_real_pylibfranka_refused_on_loopback_is_a_device_error():
+    pytest.importorskip("pylibfranka")
+    hw = build(FrankaHardwareConfig, {"ip": "127.0.0.1", "loop": {"realtime": "ignore", "rt_priority": 0},
+                                      "gripper": {"enabled": False}}, file="t.yaml")
+    with pytest.raises(DeviceError) as err:
+        FrankaTorqueRobot(robot_config(), hw)
+    assert str(err.value).startswith("cannot connect to the Franka at 127.0.0.1: NetworkException")
+
+
+def test_real_pylibfranka_against_a_silent_robot_times_out():
+    pytest.importorskip("pylibfranka")
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        server.bind(("127.0.0.1", 1337))  # libfranka's command port
+    except OSError:
+        pytest.skip("port 1337 on loopback is in use")
+    server.listen(1)
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True).start()
+    hw = build(FrankaHardwareConfig, {"ip": "127.0.0.1", "connect_timeout_s": 1.0,
+                                      "loop": {"realtime": "ignore", "rt_priority": 0},
+                                      "gripper": {"enabled": False}}, file="t.yaml")
+    try:
+        start = time.time()
+        with pytest.raises(DeviceError, match=r"the Franka at 127.0.0.1 did not answer within 1 s"):
+            FrankaTorqueRobot(robot_config(), hw)
+        assert time.time() - start < 5.0
+        assert accepted, "libfranka should have connected to the silent server"
+    finally:
+        server.close()
