@@ -1,0 +1,54 @@
+"""``robot-rl actor``: run an env with the policy and stream every step to a learner.
+
+    ROBOT_RL_TOKEN=... robot-rl actor --config configs/pick_cube.yaml --learner 127.0.0.1:50051
+
+Runs the sim env of the config (the ROS actor node runs the same loop on hardware),
+swaps in new weights from the learner between steps, and keeps acting while the
+learner is away (steps wait in a bounded queue and go out on reconnect). A refused
+token or a config whose spaces differ from the learner's ends it with one error line.
+Ends with one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from robot_rl.config import load_config
+from robot_rl.errors import ConfigError
+from robot_rl.paths import resolve_config
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, help="task config, e.g. configs/pick_cube.yaml")
+    parser.add_argument("--learner", metavar="HOST:PORT", help="the learner (default: learning.host:learning.port)")
+    parser.add_argument("--actor-id", help="name shown in the learner's stats (default: <hostname>-<pid>)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config value, e.g. --set learning.batch_steps=32")
+    parser.add_argument("--seed", type=int, help="env and exploration seed (default: derived from the actor id)")
+    parser.add_argument("--max-steps", type=int, help="stop at the first episode end after this many steps")
+    parser.add_argument("--max-episodes", type=int, help="stop after this many episodes")
+    parser.add_argument("--flush-timeout", type=float, default=30.0,
+                        help="seconds to wait at the end for queued steps to reach the learner")
+
+
+def run(args: argparse.Namespace) -> int:
+    from robot_rl.learning.actor_process import ActorProcess
+    from robot_rl.learning.learner_process import install_stop_signals
+
+    cfg = load_config(resolve_config(args.config), args.overrides)
+    if args.learner is not None and (":" not in args.learner or not args.learner.rsplit(":", 1)[1].isdigit()):
+        raise ConfigError(f"--learner {args.learner!r} must look like HOST:PORT")
+    token = cfg.learning.resolve_token()
+    import torch
+
+    torch.set_num_threads(cfg.train.torch_threads or 1)  # one small forward pass per step; leave cores to others
+    actor = ActorProcess(cfg, token, target=args.learner, actor_id=args.actor_id, seed=args.seed)
+    install_stop_signals(actor.stop)
+    summary = actor.run(max_steps=args.max_steps, max_episodes=args.max_episodes,
+                        flush_timeout=args.flush_timeout)
+    print(f"actor {summary['actor_id']}: {summary['steps']} steps, {summary['episodes']} episodes "
+          f"({summary['successes']} successes), last weights v{summary['weight_version']}, "
+          f"{summary['queued_steps']} unsent, {summary['dropped_steps']} dropped")
+    print(json.dumps(summary))
+    return 0

@@ -1,0 +1,59 @@
+"""``robot-rl learner``: the learner process of the learning plane.
+
+    ROBOT_RL_TOKEN=... robot-rl learner --config configs/pick_cube.yaml [--resume | --force]
+
+Listens on ``learning.host:learning.port`` (127.0.0.1:50051 unless configured) for
+``robot-rl actor`` processes, trains on what they send and streams weights back. Writes
+``<train.run_dir>/``: ``replay/`` (every finished episode, fsync'd), ``demos/``,
+``learner/checkpoint.npz``, ``tb/``, ``evals.jsonl``. After a crash, ``--resume`` goes on
+with all of it. Ends with one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from robot_rl.config import load_config
+from robot_rl.paths import resolve_config
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, help="task config, e.g. configs/pick_cube.yaml")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config value, e.g. --set learning.port=50052")
+    parser.add_argument("--run-dir", help="where replay, checkpoints and logs go (default: train.run_dir)")
+    parser.add_argument("--resume", action="store_true", help="continue the run in the run directory")
+    parser.add_argument("--force", action="store_true", help="replace a run already in the run directory")
+    parser.add_argument("--host", help="address to listen on (default: learning.host)")
+    parser.add_argument("--port", type=int, help="port to listen on (default: learning.port; 0: any free port)")
+    parser.add_argument("--max-updates", type=int, help="stop after this many updates")
+    parser.add_argument("--max-seconds", type=float, help="stop after this long")
+    parser.add_argument("--no-eval", action="store_true", help="no periodic evaluation in sim")
+    parser.add_argument("--no-tensorboard", action="store_true", help="no TensorBoard logs")
+
+
+def run(args: argparse.Namespace) -> int:
+    from robot_rl.learning.learner_process import LearnerProcess, install_stop_signals
+
+    overrides = list(args.overrides)
+    if args.run_dir:
+        overrides.append(f"train.run_dir={args.run_dir}")
+    cfg = load_config(resolve_config(args.config), overrides)
+    token = cfg.learning.resolve_token()
+    process = LearnerProcess(cfg, token, resume=args.resume, force=args.force,
+                             evaluate=False if args.no_eval else None, tensorboard=not args.no_tensorboard)
+    install_stop_signals(process.stop)
+    try:
+        summary = process.run(max_updates=args.max_updates, max_seconds=args.max_seconds,
+                              host=args.host, port=args.port)
+    finally:
+        process.close()
+    last = summary["evals"][-1] if summary["evals"] else {}
+    print(f"learner: {summary['received_steps']} env steps from {len(summary['actors'])} actor(s), "
+          f"{summary['updates']} updates, weights v{summary['weight_version']}"
+          + (f", eval success {last['success_rate']:.0%}" if last else ""))
+    print(json.dumps({"run_dir": str(process.run_dir), **{k: v for k, v in summary.items() if k != "actors"},
+                      "actors": {k: {"steps": v["steps"], "episodes": v["episodes"]}
+                                 for k, v in summary["actors"].items()}}))
+    return 0

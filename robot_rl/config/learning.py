@@ -1,0 +1,113 @@
+"""Config of the learning plane: where the learner listens, how actors reach it, and limits.
+
+One section, ``learning:``, serves both ends. The learner binds ``host:port``; an actor
+connects to ``host:port`` unless ``robot-rl actor --learner HOST:PORT`` says otherwise.
+Both need the same shared token, taken from the first of ``token``, ``token_file`` and
+the environment variable named by ``token_env`` that is set.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Optional
+
+from robot_rl.config.loader import param
+from robot_rl.errors import ConfigError
+
+
+@dataclass
+class TlsConfig:
+    """Optional TLS. The learner needs ``cert`` and ``key``; an actor trusts ``ca``.
+
+    ``ca`` null means the system's root certificates. ``server_name`` overrides the name
+    checked against the learner's certificate (for a self-signed cert made for a name
+    other than the host the actor dials).
+    """
+
+    enabled: bool = False
+    cert: Optional[str] = param(None, doc="learner: PEM certificate chain file")
+    key: Optional[str] = param(None, doc="learner: PEM private key file")
+    ca: Optional[str] = param(None, doc="actor: PEM root certificate file to trust")
+    server_name: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if (self.cert is None) != (self.key is None):
+            raise ValueError("tls.cert and tls.key must be given together")
+
+
+@dataclass
+class LearningConfig:
+    """The gRPC link between actors and the learner (robot_rl.learning)."""
+
+    host: str = param("127.0.0.1", doc="learner: address to bind; actor: learner host")
+    port: int = param(50051, min=0, max=65535, doc="0 lets the learner pick a free port")
+    token: Optional[str] = param(None, doc="shared secret; prefer token_file or token_env")
+    token_file: Optional[str] = param(None, doc="file whose first line is the token")
+    token_env: str = param("ROBOT_RL_TOKEN", doc="environment variable holding the token")
+    tls: TlsConfig = field(default_factory=TlsConfig)
+    insecure_remote: bool = param(False, doc="allow a non-loopback bind without TLS")
+    actor_id: Optional[str] = param(None, doc="actor name; null means <hostname>-<pid>")
+
+    batch_steps: int = param(16, min=1, max=4096, doc="N: an actor sends every N steps (and at episode end)")
+    batch_max_age_s: float = param(2.0, min=0.01, doc="a partial batch is sent after this long")
+    queue_steps: int = param(20000, min=1, doc="actor's bound on unsent steps while the learner is away")
+    weights_every_updates: int = param(100, min=1, doc="K: push weights every K updates ...")
+    weights_every_s: float = param(10.0, min=0.05, doc="... or every T seconds, whichever comes first")
+
+    rpc_deadline_s: float = param(10.0, min=0.1, doc="deadline of each Register/PushTransitions call")
+    keepalive_s: float = param(10.0, min=1.0, doc="HTTP/2 ping interval on idle connections")
+    keepalive_timeout_s: float = param(5.0, min=0.5, doc="a ping unanswered this long drops the link")
+    max_message_mb: int = param(64, min=1, max=2047, doc="largest batch or weight message, MiB")
+    reconnect_min_s: float = param(0.1, min=0.01, doc="first reconnect delay; doubles per failure")
+    reconnect_max_s: float = param(5.0, min=0.01)
+    max_actors: int = param(16, min=1, max=1024, doc="learner: concurrent actors served")
+
+    updates: Literal["ratio", "max"] = param(
+        "ratio", doc="ratio: train.utd_ratio updates per env step received; max: update as fast as possible")
+    checkpoint_every_s: float = param(120.0, min=1.0, doc="learner: seconds between agent checkpoints")
+    log_every_s: float = param(10.0, min=0.1, doc="seconds between progress lines and per-actor stats")
+    actor_max_hz: float = param(0.0, min=0.0, doc="actor: cap on env steps per second (0: no cap; "
+                                                  "a sim actor otherwise runs as fast as the CPU allows)")
+    sync_steps: int = param(0, min=0, doc="sim only: an actor takes at most this many steps per weight "
+                                          "version while connected (0: never waits)")
+
+    def __post_init__(self) -> None:
+        if self.reconnect_max_s < self.reconnect_min_s:
+            raise ValueError("learning.reconnect_max_s must be at least reconnect_min_s")
+        if self.token is not None and not self.token.strip():
+            raise ValueError("learning.token is empty; remove it or set a secret")
+
+    def resolve_token(self) -> str:
+        """The shared token, or a one-line ConfigError saying how to provide one."""
+        if self.token:
+            return self.token.strip()
+        if self.token_file:
+            path = Path(self.token_file).expanduser()
+            try:
+                text = path.read_text().strip().splitlines()
+            except OSError as err:
+                raise ConfigError(f"learning.token_file {path}: {err.strerror or err}") from None
+            if not text or not text[0].strip():
+                raise ConfigError(f"learning.token_file {path} is empty")
+            return text[0].strip()
+        value = os.environ.get(self.token_env, "").strip()
+        if value:
+            return value
+        raise ConfigError(f"no learning token: set the environment variable {self.token_env}, "
+                          "learning.token_file or learning.token (the learner and its actors share it)")
+
+    def is_loopback(self) -> bool:
+        """True when ``host`` is a loopback address or ``localhost``."""
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    @property
+    def max_message_bytes(self) -> int:
+        return min(self.max_message_mb * 1024 * 1024, 2**31 - 1)

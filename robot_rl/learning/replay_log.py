@@ -1,0 +1,105 @@
+"""The learner's replay on disk: append-only, one file per finished episode, fsync'd.
+
+The directory is a demo directory in the documented format of
+:mod:`robot_rl.data.demos` (a ``manifest.json`` with the spaces, then
+``episode_NNNNNN.npz`` files numbered in arrival order), so ``robot-rl train --set
+train.demos=<run>/replay`` or any demo tool can read it. Each file also holds a
+``meta`` member (UTF-8 JSON as a uint8 array): which actor and actor incarnation sent
+it, its episode id there, and the seq of the batch that ended it, which is what a
+restarted learner needs to recognise batches it already holds.
+
+A file is written under a temporary name, fsync'd, renamed, and the directory fsync'd,
+before the learner acknowledges the batch that ended the episode. So after ``kill -9``
+(or a power cut) every acknowledged episode is on disk whole, and a half-written file
+is never mistaken for an episode.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import gymnasium as gym
+import numpy as np
+
+from robot_rl.data.demos import FORMAT, MANIFEST, VERSION, check_demo_dir, episode_files, read_episode
+from robot_rl.data.spaces import spaces_spec
+from robot_rl.data.transition import Step
+from robot_rl.learning.checkpoint import fsync_dir
+
+_FIELDS = {"reward": np.float32, "terminated": np.bool_, "truncated": np.bool_,
+           "intervened": np.bool_, "success": np.bool_, "grasp_penalty": np.float32}
+
+
+@dataclass
+class LoggedEpisode:
+    index: int  # file number, in arrival order
+    steps: list[Step]
+    meta: dict[str, Any]
+
+
+class EpisodeLog:
+    """Writes and reads back the episode files of one replay directory."""
+
+    def __init__(self, directory: str | Path, obs_space: gym.spaces.Dict, action_space: gym.spaces.Box, *,
+                 task: str = "", env_config: dict[str, Any] | None = None) -> None:
+        self.directory = Path(directory)
+        self.obs_space, self.action_space = obs_space, action_space
+        self.obs_keys = sorted(obs_space.spaces)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        if (self.directory / MANIFEST).exists():
+            check_demo_dir(self.directory, obs_space, action_space)  # names a mismatching key
+        else:
+            manifest = {"format": FORMAT, "version": VERSION, "task": task, "source": "learner replay",
+                        "created": datetime.datetime.now().isoformat(timespec="seconds"),
+                        "spaces": spaces_spec(obs_space, action_space), "env": env_config or {}}
+            _durable_write(self.directory / MANIFEST, json.dumps(manifest, indent=1).encode())
+        for stale in self.directory.glob("*.tmp.npz"):  # a write a crash interrupted
+            stale.unlink()
+        files = episode_files(self.directory)
+        self.next_index = int(files[-1].stem.split("_")[1]) + 1 if files else 0
+
+    def append(self, steps: list[Step], meta: dict[str, Any]) -> Path:
+        """Write one episode (its last step ends it) durably; returns the file."""
+        if not steps or not steps[-1].last:
+            raise ValueError("only an episode that ended can be logged")
+        arrays: dict[str, np.ndarray] = {}
+        for key in self.obs_keys:
+            arrays[f"obs/{key}"] = np.stack([s.obs[key] for s in steps] + [steps[-1].next_obs[key]])
+        arrays["action"] = np.stack([np.asarray(s.action, dtype=np.float32) for s in steps])
+        for name, dtype in _FIELDS.items():
+            arrays[name] = np.array([getattr(s, name) for s in steps], dtype=dtype)
+        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        path = self.directory / f"episode_{self.next_index:06d}.npz"
+        tmp = path.with_name(path.stem + ".tmp.npz")
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        fsync_dir(self.directory)
+        self.next_index += 1
+        return path
+
+    def read_all(self) -> Iterator[LoggedEpisode]:
+        """Every logged episode, in arrival order (``next_obs`` filled in for every step)."""
+        for path in episode_files(self.directory):
+            index = int(path.stem.split("_")[1])
+            steps = read_episode(path, self.obs_space, self.action_space, episode_id=index)
+            with np.load(path, allow_pickle=False) as data:
+                meta = json.loads(data["meta"].tobytes().decode()) if "meta" in data.files else {}
+            yield LoggedEpisode(index, steps, meta)
+
+
+def _durable_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
