@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -9,9 +10,12 @@ from robot_rl.errors import ConfigError
 
 
 def config_dirs() -> list[Path]:
-    """configs/ next to the package (source checkout), then <prefix>/share/robot_rl/configs."""
+    """configs/ next to the package (source checkout), then the installed share/robot_rl/configs:
+    under every ament prefix (a colcon install), then under this Python's prefix (pip)."""
     here = Path(__file__).resolve().parent
-    return [here.parent / "configs", Path(sys.prefix) / "share" / "robot_rl" / "configs"]
+    prefixes = [Path(p) for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
+    prefixes.append(Path(sys.prefix))
+    return [here.parent / "configs"] + [p / "share" / "robot_rl" / "configs" for p in prefixes]
 
 
 def resolve_config(name_or_path: str | Path) -> Path:

@@ -85,6 +85,10 @@ def cyclone_config(s: DiscoverySettings) -> str:
     peers = (["localhost"] if add_localhost else []) + (list(s.static_peers) if add_static else [])
     if peers:
         discovery += "<Peers>" + "".join(f"<Peer address={quoteattr(p)}/>" for p in peers) + "</Peers>"
+        # With unicast peers, a ROS 2 (Cyclone 0.10) process that starts after us learns of
+        # us only from our periodic participant announcement (SPDP): announce every second,
+        # not every 30 s, so late-starting ROS 2 nodes find robot_rl's nodes at once.
+        discovery += "<SPDPInterval>1s</SPDPInterval>"
     config = ""
     if general or discovery:
         config = "<CycloneDDS><Domain>"

@@ -1,0 +1,267 @@
+"""What every robot_rl node does the same way: config, topic parameters, QoS, status, state.
+
+* ``config`` (string, required): the session YAML (a path, or a name such as
+  ``pick_cube`` looked up in the package's configs); the node loads it with the strict
+  loader, so a bad file is one error line naming the file and key.
+* ``topics.<key>`` (strings, required): every topic the node uses, see
+  :mod:`robot_rl.graph.topics`. A missing one is one error line naming the parameter.
+* ``~/status`` (``std_msgs/String``, JSON): messages received and dropped per topic
+  (malformed messages are dropped, warned about and counted) plus the node's figures,
+  at ``ros.status_hz`` and whenever something happens (:meth:`StatusPublisher.publish`).
+
+QoS: images are published reliable, keep-last 1, and read best-effort (the sensor
+profile, DESIGN.md); the other streams a node only wants the newest of (robot state,
+ground truth) are published reliable keep-last 10 and read best-effort keep-last 1;
+commands and events (targets, gripper, reset, joystick) are reliable keep-last 10.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+from robot_rl.config import Config, load_config
+from robot_rl.errors import RobotRLError
+from robot_rl.interfaces import RobotState
+from robot_rl.paths import resolve_config
+from robot_rl.ros import convert, msgs
+from robot_rl.ros.errors import MessageError, ParameterError
+
+
+# --- the backend ---------------------------------------------------------------------------
+
+
+def node_base() -> type:
+    """``robot_rl.ros.Node``, for a node class to subclass at import time.
+
+    Subclassing picks the backend when the node's module is imported, before ``main()``
+    could report anything; so a bad ``ROBOT_RL_ROS_BACKEND`` (or rclpy forced but
+    missing) ends the program here, with the same one error line as every other setup
+    mistake and exit status 2.
+    """
+    from robot_rl.ros.errors import BackendError
+
+    try:
+        from robot_rl.ros import Node
+    except BackendError as err:
+        print(f"robot-rl: {err}".splitlines()[0], file=sys.stderr)
+        raise SystemExit(err.exit_code) from None
+    return Node
+
+
+# --- QoS ---------------------------------------------------------------------------------
+
+
+def qos(kind: str) -> Any:
+    """``image_pub``, ``latest_sub`` (best-effort, newest only), ``stream_pub`` or ``event``."""
+    from robot_rl import ros
+
+    if kind == "image_pub":
+        return ros.QoSProfile(depth=1, reliability=ros.ReliabilityPolicy.RELIABLE)
+    if kind == "latest_sub":
+        return ros.QoSProfile(depth=1, reliability=ros.ReliabilityPolicy.BEST_EFFORT)
+    if kind in ("stream_pub", "event"):
+        return ros.QoSProfile(depth=10, reliability=ros.ReliabilityPolicy.RELIABLE)
+    raise ValueError(f"unknown QoS kind {kind!r}")
+
+
+# --- parameters --------------------------------------------------------------------------
+
+
+def required_string(node: Any, name: str) -> str:
+    """Declare a string parameter with no default and read it: unset or empty is one clear error."""
+    from robot_rl.ros import Parameter
+
+    node.declare_parameter(name, Parameter.Type.STRING)
+    value = node.get_parameter(name).value
+    if not value:
+        raise ParameterError(f"node '{node.get_name()}': parameter '{name}' is empty")
+    return value
+
+
+def load_session(node: Any) -> tuple[Config, Path]:
+    """Declare and read ``config``; load it (ConfigError names the file and key)."""
+    path = resolve_config(required_string(node, "config"))
+    return load_config(path), path
+
+
+def declare_topics(node: Any, keys: Iterable[str], cameras: Iterable[str] = (), parts: Iterable[str] = (),
+                   prefix: str = "topics") -> dict[str, Any]:
+    """Declare ``topics.<key>`` (and ``topics.cameras.<name>.<part>``) as required strings; their values."""
+    out: dict[str, Any] = {key: required_string(node, f"{prefix}.{key}") for key in keys}
+    cams = {name: {part: required_string(node, f"{prefix}.cameras.{name}.{part}") for part in parts}
+            for name in cameras}
+    if cams:
+        out["cameras"] = cams
+    return out
+
+
+def param_or(node: Any, name: str, default: Any) -> Any:
+    """Declare an optional parameter with a default and read it."""
+    node.declare_parameter(name, default)
+    return node.get_parameter(name).value
+
+
+# --- callbacks, logging, status -----------------------------------------------------------
+
+
+def guarded(callback: Callable[[Any], None]) -> Callable[[Any], None]:
+    """Turn a core ``ValueError`` about a message into a MessageError: dropped, warned, counted."""
+
+    def on_message(msg: Any) -> None:
+        try:
+            callback(msg)
+        except ValueError as err:
+            raise MessageError(str(err)) from None
+
+    return on_message
+
+
+class _NodeFormatter(logging.Formatter):
+    def __init__(self, node_name: str) -> None:
+        super().__init__()
+        self.node_name = node_name
+
+    def format(self, record: logging.LogRecord) -> str:
+        level = {"WARNING": "WARN", "CRITICAL": "FATAL"}.get(record.levelname, record.levelname)
+        return f"[{level}] [{record.created:.9f}] [{self.node_name}]: {record.getMessage()}"
+
+
+def log_core_to_console(node_name: str, level: int = logging.INFO) -> None:
+    """Print the core's ``robot_rl.*`` log lines like the node's own (they have no handler otherwise)."""
+    logger = logging.getLogger("robot_rl")
+    if any(getattr(h, "_robot_rl_node", False) for h in logger.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_NodeFormatter(node_name))
+    handler._robot_rl_node = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+    logger.setLevel(level)
+
+
+class StatusPublisher:
+    """``~/status``: the node's counters plus ``extra()``, as one JSON object per message."""
+
+    def __init__(self, node: Any, extra: Callable[[], dict[str, Any]], hz: float) -> None:
+        self.node = node
+        self.extra = extra
+        self.pub = node.create_publisher(msgs.String, "~/status", qos("event"))
+        node.create_timer(1.0 / hz, self.publish)
+
+    def publish(self, event: Optional[dict[str, Any]] = None) -> None:
+        status = {**self.node.status(), **self.extra(), "stamp": time.time()}
+        if event is not None:
+            status["event"] = event
+        self.pub.publish(msgs.String(data=json.dumps(status, default=_jsonable)))
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+# --- robot state out -------------------------------------------------------------------------
+
+
+class RobotStatePublisher:
+    """The four robot-state topics of a controller (``/joint_states``, ``/robot/tcp_*``)."""
+
+    def __init__(self, node: Any, topics: dict[str, Any], frame_id: str, joint_names: list[str]) -> None:
+        q = qos("stream_pub")
+        self.frame_id, self.joint_names = frame_id, joint_names
+        self.pose = node.create_publisher(msgs.PoseStamped, topics["tcp_pose"], q)
+        self.twist = node.create_publisher(msgs.TwistStamped, topics["tcp_twist"], q)
+        self.wrench = node.create_publisher(msgs.WrenchStamped, topics["tcp_wrench"], q)
+        self.joints = node.create_publisher(msgs.JointState, topics["joint_states"], q)
+        self.published = 0
+
+    def publish(self, state: RobotState, stamp: float) -> None:
+        """Publish ``state`` stamped ``stamp`` (wall time), joints first and the pose last."""
+        out = convert.robot_state_to_msgs(state.replace(stamp=stamp), self.joint_names, self.frame_id)
+        self.joints.publish(out.joints)
+        self.twist.publish(out.twist)
+        self.wrench.publish(out.wrench)
+        self.pose.publish(out.pose)
+        self.published += 1
+
+
+# --- a node whose work runs on the main thread (the actor) -----------------------------------
+
+
+def run_with_worker(factory: Callable[[], Any], work: Callable[[Any], int], stop: Callable[[Any], None],
+                    args: Optional[list[str]] = None) -> int:
+    """``main()`` of a node that runs a loop of its own (the actor), with the executor on a thread.
+
+    The first SIGINT/SIGTERM calls ``stop(node)`` (finish promptly, keep the node
+    talking meanwhile); a second one interrupts. The executor stops spinning before the
+    node is destroyed. Errors a user can fix are one line and a non-zero exit status,
+    as in :func:`robot_rl.ros.run_node`.
+    """
+    import signal
+
+    from robot_rl.ros.backend import backend
+
+    node = None
+    done = threading.Event()
+    spinner: Optional[threading.Thread] = None
+    try:
+        ros = backend()
+        ros.init(args=args, signal_handler_options=_no_signal_handlers(ros))
+        executor = ros.SingleThreadedExecutor()
+        try:
+            node = factory()
+            executor.add_node(node)
+
+            def spin() -> None:
+                while not done.is_set():
+                    executor.spin_once(timeout_sec=0.05)
+
+            spinner = threading.Thread(target=spin, name="executor", daemon=True)
+            spinner.start()
+            signals = []
+
+            def on_signal(signum: int, frame: Any) -> None:
+                signals.append(signum)
+                if len(signals) == 1:
+                    stop(node)
+                else:
+                    raise KeyboardInterrupt
+
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, on_signal)
+            return int(work(node) or 0)
+        except KeyboardInterrupt:
+            return 130
+        finally:
+            done.set()
+            if spinner is not None:
+                spinner.join(timeout=5.0)
+            executor.shutdown()
+            if node is not None:
+                node.destroy_node()
+            ros.try_shutdown()
+    except RobotRLError as err:
+        print(f"robot-rl: {err}".splitlines()[0], file=sys.stderr)
+        return err.exit_code
+    except Exception as err:
+        user_errors = getattr(sys.modules.get("robot_rl.ros.rclpy_backend"), "USER_ERRORS", ())
+        if user_errors and isinstance(err, user_errors):
+            print(f"robot-rl: {err}".splitlines()[0], file=sys.stderr)
+            return 2
+        raise
+
+
+def _no_signal_handlers(ros: Any) -> Any:
+    """The backend's "install no signal handlers" option for ``init``."""
+    if ros.NAME == "rclpy":
+        from rclpy.signals import SignalHandlerOptions
+
+        return SignalHandlerOptions.NO
+    return "NO"

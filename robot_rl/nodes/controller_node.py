@@ -1,0 +1,73 @@
+"""controller_node: runs the arm's Robot backend; robot state out, targets in (robot_rl.graph.controller).
+
+Publishes ``/joint_states`` (arm joints + ``gripper``) and ``/robot/tcp_pose``,
+``tcp_twist``, ``tcp_wrench`` at ``ros.state_hz`` (125 Hz by default, at least 100); takes
+``/robot/target_pose`` and ``/robot/gripper/command``. It never moves before it has the
+measured pose, and holds the current pose when targets stop for ``ros.watchdog_s``.
+On shutdown it holds, then releases the robot.
+
+Parameters: ``config`` (``robot.backend: franka``); ``topics.{joint_states, tcp_pose,
+tcp_twist, tcp_wrench, target_pose, gripper_command}``; ``joint_prefix`` (default
+``fr3_joint``); ``robot_lib`` (the libfranka binding module, default ``pylibfranka``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from robot_rl.errors import ConfigError
+from robot_rl.graph.controller import ControllerCore
+from robot_rl.graph.topics import ROBOT_COMMANDS, ROBOT_STATE
+from robot_rl.nodes.common import (
+    RobotStatePublisher, StatusPublisher, declare_topics, load_session, log_core_to_console, node_base, param_or, qos,
+)
+from robot_rl.ros import convert, msgs, run_node
+
+Node = node_base()
+
+
+class ControllerNode(Node):
+    def __init__(self) -> None:
+        super().__init__("controller_node")
+        log_core_to_console(self.get_name())
+        cfg, path = load_session(self)
+        topics = declare_topics(self, [*ROBOT_STATE, *ROBOT_COMMANDS])
+        prefix = param_or(self, "joint_prefix", "fr3_joint")
+        lib = param_or(self, "robot_lib", "pylibfranka")
+        if cfg.robot.backend != "franka":
+            raise ConfigError(f"{path}: robot.backend is '{cfg.robot.backend}': controller_node runs real arms "
+                              "('franka'); the sim arm runs in sim_node")
+        from robot_rl_drivers.robots import make_robot
+
+        self.state_pub = RobotStatePublisher(self, topics, cfg.ros.frame_id, [f"{prefix}{i}" for i in range(1, 8)])
+        self.create_subscription(msgs.PoseStamped, topics["target_pose"],
+                                 lambda m: self.core.on_target(*convert.pose_from_msg(m)), qos("event"))
+        self.create_subscription(msgs.Float64, topics["gripper_command"],
+                                 lambda m: self.core.on_gripper(convert.gripper_command_from_msg(m)), qos("event"))
+        self.status_pub = StatusPublisher(self, lambda: self.core.status(), cfg.ros.status_hz)
+        self.create_timer(1.0 / cfg.ros.state_hz, self.tick)
+        self.robot = make_robot(cfg.robot, file=str(path), node=self, lib=lib)  # last: nothing after it can fail
+        self.core = ControllerCore(self.robot, cfg.ros.watchdog_s)
+
+    def tick(self) -> None:
+        state = self.core.poll()
+        if state is not None:
+            self.state_pub.publish(state, time.time())
+        for event in self.core.pop_events():
+            self.status_pub.publish(event)
+
+    def destroy_node(self) -> None:
+        try:
+            self.robot.hold()
+        finally:
+            self.robot.close()
+            super().destroy_node()
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(ControllerNode, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

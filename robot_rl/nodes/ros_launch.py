@@ -1,0 +1,70 @@
+"""The ``ros2 launch`` front end of the session graph (``launch/*.launch.py`` call this).
+
+Launch arguments:
+
+* ``config``: the session YAML (a path, or a name such as ``pick_cube``: looked up in
+  the source tree's ``configs/`` and the installed ``share/robot_rl/configs``);
+* ``set``: overrides, ``;``-separated, e.g. ``set:='ros.policy=expert;ros.episodes=3'``
+  (then the effective config is written to ``<run_dir>/session.yaml`` for the nodes);
+* ``run_dir``: where the params file goes (default: a new temporary directory).
+
+It builds the same :class:`~robot_rl.graph.description.GraphDescription` that
+``robot-rl launch`` runs, writes its params file, and starts one ``launch_ros`` Node per
+node with that params file. Every node is launched with ``on_exit=Shutdown()``: when one
+exits (an actor that finished its episodes, or a node that died, which launch reports),
+the whole session stops, as under ``robot-rl launch``. Imports launch/launch_ros, so
+only a sourced ROS 2 can import this module.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def _nodes(context: Any) -> list[Any]:
+    from launch.actions import Shutdown
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import Node
+
+    from robot_rl.config import load_config, to_dict
+    from robot_rl.graph.description import PACKAGE, build_graph
+    path = _resolve(LaunchConfiguration("config").perform(context))
+    overrides = [o.strip() for o in LaunchConfiguration("set").perform(context).split(";") if o.strip()]
+    cfg = load_config(path, overrides)
+    run_dir = LaunchConfiguration("run_dir").perform(context)
+    run_dir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix="robot_rl_launch_"))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if overrides:
+        path = run_dir / "session.yaml"
+        path.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False), encoding="utf-8")
+    graph = build_graph(cfg, path)
+    params = str(graph.write_params_file(run_dir))
+    return [Node(package=PACKAGE, executable=spec.executable, name=spec.name, parameters=[params], output="screen",
+                 on_exit=Shutdown(reason=f"{spec.name} exited")) for spec in graph.nodes]
+
+
+def _resolve(config: str) -> Path:
+    """A config path, or a name looked up in the source tree and the installed share/ folders."""
+    from robot_rl.paths import resolve_config
+
+    return resolve_config(config)
+
+
+def generate_launch_description(config: str = "", overrides: str = "") -> Any:
+    """A LaunchDescription for the session ``config`` (a default the launch argument may replace)."""
+    from launch import LaunchDescription
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
+
+    config_arg = DeclareLaunchArgument("config", default_value=config, description="session YAML or config name") \
+        if config else DeclareLaunchArgument("config", description="session YAML or config name, e.g. pick_cube")
+    return LaunchDescription([
+        config_arg,
+        DeclareLaunchArgument("set", default_value=overrides,
+                              description="config overrides, ';'-separated: 'ros.policy=expert;ros.episodes=3'"),
+        DeclareLaunchArgument("run_dir", default_value="", description="where the params file goes"),
+        OpaqueFunction(function=_nodes),
+    ])

@@ -1,0 +1,1 @@
+"""Single-process training: the actor loop, the learner, evaluation, checkpoints."""

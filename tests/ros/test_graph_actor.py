@@ -1,0 +1,145 @@
+"""The actor node's core without processes: its env over topic backends, stop, bookkeeping, policies.
+
+A thread plays the sim node through the same core objects the nodes use (SimServer on
+one side, the actor's TopicRobot / SimTopicTask on the other), with messages replaced
+by direct calls; what is checked is the actor's behaviour, not the transport.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from robot_rl.config import load_config
+from robot_rl.errors import ConfigError
+from robot_rl.graph.actor import ActorSession, Senders, checkpoint_policy, make_topic_parts
+from robot_rl.graph.description import build_graph
+from robot_rl.graph.sim_server import SimServer
+from robot_rl.graph.task import parse_reset_request
+from robot_rl.graph.topics import task_state_names
+
+PICK = "configs/pick_cube.yaml"
+
+
+class LoopbackSim:
+    """SimServer on a thread at the state rate, wired to the actor's parts by plain calls."""
+
+    def __init__(self, cfg) -> None:
+        self.sim = SimServer(cfg)
+        self.names = task_state_names(self.sim.state_dim)
+        self.requests: list[str] = []
+        self.lock = threading.Lock()
+        self.parts = None
+        self.stop = threading.Event()
+        self.next_resend = 0.0
+        topics = build_graph(cfg, PICK).node("actor_node").parameters["topics"]
+        senders = Senders(target=lambda p, q: self._locked(self.sim.controller.on_target, p, q),
+                          gripper=lambda g: self._locked(self.sim.controller.on_gripper, g),
+                          reset=self.requests.append)
+        self.parts = make_topic_parts(cfg, topics, senders, actor_id="test")
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _locked(self, fn, *args):
+        with self.lock:
+            fn(*args)
+
+    def _publish(self, state) -> None:
+        stamp = time.time()
+        robot, task = self.parts.robot, self.parts.task
+        robot.on_twist(state.tcp_twist)
+        robot.on_wrench(state.tcp_wrench)
+        robot.on_joints([f"joint{i}" for i in range(1, 8)] + ["gripper"], np.append(state.q, state.gripper),
+                        np.zeros(8), np.zeros(8))
+        robot.on_pose(state.tcp_pos, state.tcp_quat, stamp)
+        values, _ = self.sim.ground_truth()
+        task.on_ground_truth(self.names, values, stamp)
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            with self.lock:
+                while self.requests:
+                    answer = self.sim.reset(parse_reset_request(self.requests.pop(0)))
+                    self._publish(self.sim.controller.state)
+                    self.parts.task.on_reset_done(json.dumps(answer))
+                state = self.sim.tick()
+                if state is not None:
+                    self._publish(state)
+            if time.monotonic() >= self.next_resend:  # what the actor node's timer does at ros.target_hz
+                self.parts.robot.resend()
+                self.next_resend = time.monotonic() + 0.02
+            time.sleep(0.008)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.sim.close()
+
+
+def test_the_expert_succeeds_through_the_topic_backends_and_episodes_are_booked():
+    cfg = load_config(PICK, ["ros.policy=expert", "ros.episodes=2", "ros.state_timeout_s=2.0"])
+    sim = LoopbackSim(cfg)
+    try:
+        session = ActorSession(cfg, sim.parts)
+        summary = session.run()
+    finally:
+        sim.close()
+    assert summary["episodes"] == 2 and summary["successes"] == 2, summary
+    assert [e["ended"] for e in session.book.episodes] == ["terminated", "terminated"]
+    assert summary["step_latency"]["n"] == summary["steps"] and summary["reset_time"]["n"] == 2
+    assert sim.sim.controller.counts["targets"] >= summary["steps"]
+
+
+def test_stop_ends_the_episode_at_the_next_step_without_moving_the_arm():
+    cfg = load_config(PICK, ["ros.policy=random", "ros.state_timeout_s=2.0"])
+    sim = LoopbackSim(cfg)
+    try:
+        session = ActorSession(cfg, sim.parts)
+        timer = threading.Timer(2.0, session.stop)
+        timer.start()
+        started = time.monotonic()
+        summary = session.run()
+        took = time.monotonic() - started
+    finally:
+        sim.close()
+    assert summary["stopped"] and summary["episodes"] == 0  # the stopped episode is not a finished one
+    assert session.book.episodes[-1]["ended"] == "stop"
+    assert took < 2.0 + 1.0
+
+
+def test_stop_cuts_a_wait_for_a_sim_that_is_not_there():
+    cfg = load_config(PICK, ["ros.policy=expert", "ros.startup_timeout_s=60"])
+    topics = build_graph(cfg, PICK).node("actor_node").parameters["topics"]
+    parts = make_topic_parts(cfg, topics, Senders(lambda p, q: None, lambda g: None, lambda r: None), actor_id="x")
+    session = ActorSession(cfg, parts)
+    threading.Timer(0.5, session.stop).start()
+    started = time.monotonic()
+    summary = session.run()
+    assert time.monotonic() - started < 3.0 and summary["stopped"] and summary["steps"] == 0
+
+
+def test_a_checkpoint_policy_acts_like_the_saved_one(tmp_path):
+    import torch
+
+    from robot_rl.agents.policy import Policy
+    from robot_rl.envs import make_env
+    from robot_rl.training.checkpoint import save_checkpoint
+
+    cfg = load_config(PICK, ["agent.hidden_dims=[32, 32]", f"ros.checkpoint={tmp_path}"])
+    env = make_env(cfg)
+    torch.manual_seed(3)
+    saved = Policy(cfg.agent, env.observation_space, env.action_space)
+    save_checkpoint(tmp_path, {"learner": {"agent": {"policy": saved.state_dict()}}}, {})
+    policy = checkpoint_policy(cfg, env)
+    obs, _ = env.reset(seed=0)
+    assert np.allclose(policy.act(obs), saved.act(obs, deterministic=True))
+    other = load_config(PICK, ["agent.hidden_dims=[16]", f"ros.checkpoint={tmp_path}"])
+    with pytest.raises(ConfigError, match="does not fit this config"):
+        checkpoint_policy(other, env)
+    with pytest.raises(ConfigError, match="names no run directory"):
+        checkpoint_policy(load_config(PICK), env)
+    env.close()
