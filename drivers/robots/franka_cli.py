@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import threading
+import multiprocessing
 from typing import Any, Callable
 
 import numpy as np
@@ -35,27 +35,85 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     ip, timeout = _address(args)
+    for line in _in_child(args.lib, ip, args.action, timeout):
+        print(line)
+    return 0
+
+
+def _in_child(lib_name: str, ip: str, action: str, timeout: float) -> list[str]:
+    """Run ``action`` in a forked child and return its output lines.
+
+    libfranka's blocking calls may hold the GIL while they wait for an arm that does not
+    answer, so a watchdog thread in this process would never run; a child process can
+    always be killed. The child reports each stage it reaches, so a hang is named by stage.
+    """
+    ctx = multiprocessing.get_context("fork")
+    reader, writer = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_child_main, args=(lib_name, ip, action, writer), daemon=True)
+    child.start()
+    writer.close()
+    stage, late = "connect", f"the Franka at {ip} did not answer within {timeout:g} s"
     try:
-        lib = importlib.import_module(args.lib)
+        while True:
+            wait = max(timeout, 10.0) if stage == "recover" else timeout
+            if not reader.poll(wait):
+                raise DeviceError(f"{late} (is it on, is FCI enabled in Desk, is the cable in the control box?)")
+            try:
+                kind, payload = reader.recv()
+            except EOFError:
+                raise DeviceError(f"Franka at {ip}: the {action} process ended without an answer "
+                                  f"(exit code {child.exitcode})") from None
+            if kind == "stage":
+                stage = payload
+                late = (f"the Franka at {ip} did not finish error recovery" if stage == "recover"
+                        else f"the Franka at {ip} sent no state")
+            elif kind == "error":
+                raise DeviceError(payload)
+            else:
+                return payload
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join(1.0)
+        reader.close()
+
+
+def _child_main(lib_name: str, ip: str, action: str, out: Any) -> None:
+    try:
+        out.send(("done", _talk(lib_name, ip, action, lambda stage: out.send(("stage", stage)))))
+    except DeviceError as err:
+        out.send(("error", str(err)))
+    except Exception as err:  # noqa: BLE001 - anything the binding raises becomes one line
+        out.send(("error", f"Franka at {ip}: {describe_fault(err, None)}"))
+    finally:
+        out.close()
+
+
+def _talk(lib_name: str, ip: str, action: str, stage: Callable[[str], None]) -> list[str]:
+    try:
+        lib = importlib.import_module(lib_name)
     except ImportError as err:
-        raise DeviceError(f"robot-rl franka needs {args.lib}: {err} (pip install robot_rl[real])") from None
-    robot = _with_timeout(lambda: lib.Robot(ip, lib.RealtimeConfig.kIgnore), timeout,
-                          f"the Franka at {ip} did not answer within {timeout:g} s",
-                          f"cannot connect to the Franka at {ip}")
-    if args.action == "recover":
-        _with_timeout(robot.automatic_error_recovery, max(timeout, 10.0),
-                      f"the Franka at {ip} did not finish error recovery", f"Franka at {ip}: error recovery failed")
-        print(f"Franka at {ip}: recovered")
-        return 0
-    state = _with_timeout(robot.read_once, timeout, f"the Franka at {ip} sent no state", f"Franka at {ip}")
+        raise DeviceError(f"robot-rl franka needs {lib_name}: {err} (pip install robot_rl[real])") from None
+    try:
+        robot = lib.Robot(ip, lib.RealtimeConfig.kIgnore)
+    except Exception as err:  # noqa: BLE001
+        raise DeviceError(f"cannot connect to the Franka at {ip}: {describe_fault(err, None)}") from None
+    if action == "recover":
+        stage("recover")
+        try:
+            robot.automatic_error_recovery()
+        except Exception as err:  # noqa: BLE001
+            raise DeviceError(f"Franka at {ip}: error recovery failed: {describe_fault(err, None)}") from None
+        return [f"Franka at {ip}: recovered"]
+    stage("read")
+    state = robot.read_once()
     pos, quat = pose_from_column_major(state.O_T_EE)
     errors = str(getattr(state, "current_errors", "") or "none")
-    print(f"Franka at {ip}: mode {getattr(state.robot_mode, 'name', state.robot_mode)}")
-    print(f"  tcp position [m]      {np.array2string(pos, precision=4)}")
-    print(f"  tcp quaternion (wxyz) {np.array2string(quat, precision=4)}")
-    print(f"  joints [rad]          {np.array2string(np.asarray(state.q), precision=3)}")
-    print(f"  active errors         {errors}")
-    return 0
+    return [f"Franka at {ip}: mode {getattr(state.robot_mode, 'name', state.robot_mode)}",
+            f"  tcp position [m]      {np.array2string(pos, precision=4)}",
+            f"  tcp quaternion (wxyz) {np.array2string(quat, precision=4)}",
+            f"  joints [rad]          {np.array2string(np.asarray(state.q), precision=3)}",
+            f"  active errors         {errors}"]
 
 
 def _address(args: argparse.Namespace) -> tuple[str, float]:
@@ -80,23 +138,3 @@ def _address(args: argparse.Namespace) -> tuple[str, float]:
     except ValueError as err:
         raise ConfigError(f"--ip: {err}") from None
     return ip, args.timeout if args.timeout is not None else timeout
-
-
-def _with_timeout(call: Callable[[], Any], timeout: float, late: str, failed: str) -> Any:
-    """Run a blocking libfranka call; a hang or an exception becomes one DeviceError line."""
-    result: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            result["value"] = call()
-        except Exception as err:  # noqa: BLE001
-            result["error"] = err
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        raise DeviceError(f"{late} (is it on, is FCI enabled in Desk, is the cable in the control box?)")
-    if "error" in result:
-        raise DeviceError(f"{failed}: {describe_fault(result['error'], None)}")
-    return result["value"]

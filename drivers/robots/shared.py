@@ -12,6 +12,8 @@ Blocks are float64 arrays described by a :class:`Layout` of named fields.
 from __future__ import annotations
 
 import ctypes
+import os
+import time
 from typing import Any
 
 import numpy as np
@@ -64,20 +66,30 @@ class SeqBlock:
         view[1:] = values
         view[0] = s + 2.0
 
-    def read(self, tries: int = 1000) -> tuple[np.ndarray, int]:
+    def read(self, timeout: float = 0.5) -> tuple[np.ndarray, int]:
         """A consistent copy of the values and its sequence number.
 
-        Raises RuntimeError if the writer kept the block busy for all ``tries`` (it
-        writes a few hundred bytes, so this means the writer died mid-write).
+        A write takes microseconds, but on a loaded machine the writer can be preempted
+        mid-write for a whole scheduler slice, so the reader spins briefly, then yields,
+        and gives up only after ``timeout`` seconds: RuntimeError, the writer died mid-write.
         """
         view = self._view
-        for _ in range(tries):
+        deadline = None
+        tries = 0
+        while True:
             s1 = view[0]
-            if int(s1) % 2:
-                continue
-            values = view[1:].copy()
-            if view[0] == s1:
-                return values, int(s1)
+            if not int(s1) % 2:
+                values = view[1:].copy()
+                if view[0] == s1:
+                    return values, int(s1)
+            tries += 1
+            if tries > 100:
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + timeout
+                elif now > deadline:
+                    break
+                os.sched_yield()
         raise RuntimeError("shared block stayed busy; its writer died mid-write")
 
 

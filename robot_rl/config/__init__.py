@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from robot_rl.config.agent import AgentConfig, TrainConfig
+from robot_rl.config.learning import LearningConfig
+from robot_rl.config.input import InterventionConfig
+from robot_rl.config.hardware import check_hardware
 from robot_rl.config.loader import apply_overrides, build, param, read_yaml, to_dict
+from robot_rl.config.reward import RewardConfig
+from robot_rl.config.reset import ResetConfig, check_reset_poses
+from robot_rl.config.ros import RosConfig
 from robot_rl.config.sections import (
     CameraConfig,
     ControllerConfig,
@@ -39,11 +46,19 @@ class Config:
     robot: RobotConfig = field(default_factory=RobotConfig)
     cameras: dict[str, CameraConfig] = field(default_factory=_default_cameras)
     env: EnvConfig = field(default_factory=EnvConfig)
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    learning: LearningConfig = field(default_factory=LearningConfig)
+    intervention: InterventionConfig = field(default_factory=InterventionConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    reset: ResetConfig = field(default_factory=ResetConfig)
+    ros: RosConfig = field(default_factory=RosConfig)
 
     def __post_init__(self) -> None:
         missing = [c for c in self.env.cameras if c not in self.cameras]
         if self.env.obs_mode != "state" and missing:
             raise ValueError(f"env.cameras names {missing}, which 'cameras' does not define")
+        check_reset_poses(self)
 
 
 def load_config(path: str | Path, overrides: Iterable[str] = ()) -> Config:
@@ -60,6 +75,7 @@ def config_from_dict(data: dict[str, Any], file: str = "<config>") -> Config:
 
     cfg.task.params = build(task_params_class(cfg.task.name), cfg.task.params,
                             file=file, where="task.params")
+    check_hardware(cfg, file)
     return cfg
 
 

@@ -2,7 +2,8 @@
 
 It says how the nodes of a training session behave when they run as a ROS 2 graph
 (``ros2 launch robot_rl ...`` or ``robot-rl launch ...``, see :mod:`robot_rl.graph`):
-where the actor's actions come from, the controller's state rate and watchdog, and how
+where the actor's actions come from (``policy: human`` with ``demos_dir`` records a
+person's demonstrations on a robot), the controller's state rate and watchdog, and how
 long the actor waits for the other nodes. The in-process sim env (``robot-rl train``,
 ``rollout``) ignores this section.
 
@@ -26,10 +27,15 @@ from robot_rl.config.loader import param
 class RosConfig:
     """The node graph: the actor's policy and episodes, rates, timeouts, which nodes run."""
 
-    policy: Literal["learner", "checkpoint", "expert", "random"] = param(
+    policy: Literal["learner", "checkpoint", "expert", "random", "human"] = param(
         "learner", doc="actor: weights from the learner over gRPC, a checkpoint, the scripted expert (sim), "
-                       "or uniform random actions")
+                       "uniform random actions, or human: the arm holds still and only the person's "
+                       "intervention.device moves it (demo recording)")
     checkpoint: Optional[str] = param(None, doc="policy: checkpoint: a run directory holding checkpoint/state.pt")
+    demos_dir: Optional[str] = param(None, doc="actor: write each finished episode into this demo directory "
+                                               "as it ends (appending; not with policy learner)")
+    demos_keep_failed: bool = param(False, doc="actor: with demos_dir, keep failed episodes too "
+                                               "(default: successful ones only)")
     episodes: int = param(0, min=0, doc="actor: stop after this many episodes (0: run until stopped)")
     seed: Optional[int] = param(None, min=0, doc="actor: env and exploration seed; null: the session's seed")
     state_hz: float = param(125.0, min=100.0, max=1000.0,
@@ -58,3 +64,7 @@ class RosConfig:
                              f"(2 / ros.target_hz = {2.0 / self.target_hz:.3f} s), or a live actor trips it")
         if not self.frame_id:
             raise ValueError("ros.frame_id must not be empty")
+        if self.demos_dir is not None and self.policy == "learner":
+            raise ValueError("ros.demos_dir is written by an actor acting on its own (ros.policy human, expert, "
+                             "checkpoint or random); with policy learner, interventions go to the learner's "
+                             "demo buffer")

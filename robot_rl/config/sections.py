@@ -122,8 +122,14 @@ class EnvConfig:
     relative_pose: bool = True
     gripper_penalty: float = param(0.0, min=0.0)
     cameras: list[str] = field(default_factory=lambda: ["front", "wrist"])
+    # The observation keys the policy sees (null: all of them). ``[state]`` with obs_mode
+    # ``both`` lets a reward classifier read the cameras while the agent learns from
+    # proprioception only (fast on a CPU).
+    policy_keys: Optional[list[str]] = None
 
     def __post_init__(self) -> None:
+        if self.policy_keys is not None and not self.policy_keys:
+            raise ValueError("env.policy_keys must name at least one observation key, or be null")
         if len(set(self.active_dims)) != len(self.active_dims) or not self.active_dims:
             raise ValueError("env.active_dims must name each action dimension at most once, and at least one")
 

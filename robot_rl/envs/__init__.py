@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from robot_rl.envs.factory import EnvParts, make_env
+from robot_rl.envs.factory import EnvParts, make_actor_env, make_env, policy_view
 from robot_rl.envs.robot_env import RobotEnv
 from robot_rl.envs.task import EpisodeTask
 from robot_rl.envs.wrappers import outer_action, wrap_env
@@ -23,4 +23,5 @@ def register_envs() -> None:
 
 register_envs()
 
-__all__ = ["ENV_IDS", "EnvParts", "EpisodeTask", "RobotEnv", "make_env", "outer_action", "register_envs", "wrap_env"]
+__all__ = ["ENV_IDS", "EnvParts", "EpisodeTask", "RobotEnv", "make_actor_env", "make_env", "outer_action",
+           "policy_view", "register_envs", "wrap_env"]

@@ -18,7 +18,14 @@ policy ``ros.policy`` names:
   acting deterministically;
 * ``learner``: :class:`robot_rl.learning.actor_process.ActorProcess`, which streams
   every step to the learner over gRPC and swaps in new weights;
-* ``random``: uniform random actions.
+* ``random``: uniform random actions;
+* ``human``: :class:`~robot_rl.data.recording.HoldPolicy`, zero motion with the gripper
+  kept, so only the person's device (``intervention.device``) moves the arm.
+
+With ``ros.demos_dir``, a local policy's finished episodes go into that demo directory
+as they end (:class:`~robot_rl.data.recording.EpisodeSaver`: successful ones, failed
+ones too with ``ros.demos_keep_failed``, never one a stop cut short), with the spaces
+of the actor's env. The person's stop key ends the session like :meth:`ActorSession.stop`.
 
 Two wrappers go on the outside: :class:`StopOnRequest` ends the episode in flight at the
 next step once :meth:`ActorSession.stop` is called (Ctrl-C), without moving the arm
@@ -221,9 +228,8 @@ class ActorSession:
     """Episodes of one env over topics with one policy (see the module docstring)."""
 
     def __init__(self, cfg: Config, parts: TopicParts, *, actor_id: str | None = None) -> None:
-        from robot_rl.envs import EnvParts, make_env
+        from robot_rl.envs import EnvParts, make_actor_env
         from robot_rl.envs.intervention import HumanIntervention
-        from robot_rl.reward.wrapper import wrap_reward
 
         self.cfg = cfg
         self.parts = parts
@@ -231,8 +237,8 @@ class ActorSession:
         self.seed = cfg.ros.seed if cfg.ros.seed is not None else cfg.seed
         self._stop = parts.robot.cancel  # one event: ends the episode at the next step and cuts every wait
         self._process: Any = None
-        env = make_env(cfg, parts=EnvParts(parts.robot, dict(parts.cameras), parts.clock, parts.task))
-        env = wrap_reward(env, cfg)
+        env = make_actor_env(cfg, parts=EnvParts(parts.robot, dict(parts.cameras), parts.clock, parts.task),
+                             human=False)  # the person's device comes over a topic, below
         devices = [parts.input] if parts.input is not None else []
         if "simulated" in cfg.intervention.device.split("+"):
             from robot_rl.sim.intervener import SimulatedIntervener
@@ -243,6 +249,9 @@ class ActorSession:
 
             device = devices[0] if len(devices) == 1 else MergedInput(devices)
             env = HumanIntervention(env, device, penalty=cfg.intervention.penalty)
+        elif cfg.ros.policy == "human":
+            raise ConfigError(f"ros.policy is 'human' but intervention.device is '{cfg.intervention.device}': "
+                              "name the person's device (spacemouse, keyboard, or spacemouse+keyboard)")
         env = StopOnRequest(env, self._stop)
         self.book = EpisodeBook(env)
         self.env: gym.Env = self.book
@@ -288,15 +297,41 @@ class ActorSession:
             policy: Any = make_expert(self.env, seed=self.seed)
         elif self.policy_name == "checkpoint":
             policy = checkpoint_policy(self.cfg, self.env)
+        elif self.policy_name == "human":
+            from robot_rl.data.recording import HoldPolicy, controls_hint
+
+            policy = HoldPolicy(self.env)  # the env paces itself at the control rate
+            log.info("%s", controls_hint(self.cfg))
         else:
             policy = _Random(self.env.action_space, self.seed)
+        saver = self._demo_saver()
         loop = ActorLoop(self.env, policy, seed=self.seed)
         try:
             while loop.in_episode or not (self._stop.is_set() or
                                           (episodes is not None and len(self.book.episodes) >= episodes)):
-                loop.step()  # a stop ends the episode in flight at this step (StopOnRequest)
+                step = loop.step()  # a stop ends the episode in flight at this step (StopOnRequest)
+                stopped = step.last and self.book.episodes[-1]["ended"] == "stop"
+                saved = saver.add(step, stopped=stopped) if saver is not None else None
+                if saved is not None:
+                    log.info("demo episode saved: %s", saved)
+                if stopped:
+                    self.stop()  # the person's stop key ends the session, as Ctrl-C does
         finally:
             self.parts.robot.close()
+
+    def _demo_saver(self) -> Any:
+        """An EpisodeSaver into ``ros.demos_dir`` (appending), or None."""
+        ros = self.cfg.ros
+        if ros.demos_dir is None:
+            return None
+        from robot_rl.config import to_dict
+        from robot_rl.data.demos import DemoWriter
+        from robot_rl.data.recording import EpisodeSaver
+
+        source = self.cfg.intervention.device if self.policy_name == "human" else self.policy_name
+        writer = DemoWriter(ros.demos_dir, self.env.observation_space, self.env.action_space, task=self.cfg.task.name,
+                            source=source, env_config=to_dict(self.cfg.env), append=True)
+        return EpisodeSaver(writer, keep_failed=ros.demos_keep_failed)
 
     def _run_learner(self, episodes: Optional[int]) -> None:
         from robot_rl.learning.actor_process import ActorProcess

@@ -136,10 +136,19 @@ class RobotResetTask(EpisodeTask):
 
     state_dim = 0
 
+    #: Hardware gripper opening at the start of an episode, per task: PegInsert starts with the
+    #: peg in the closed fingers, so a reset must not open them and drop it.
+    TASK_GRIPPER = {"PickCube": 1.0, "PegInsert": 0.0}
+
     def __init__(self, cfg: Any, robot: TopicRobot, clock: Any) -> None:
         from robot_rl.reset.robot_reset import RobotReset
 
         self.routine = RobotReset(robot, clock, cfg)
+        self._gripper = (cfg.reset.gripper if cfg.reset.gripper is not None
+                         else self.TASK_GRIPPER.get(cfg.task.name, 1.0))
+
+    def start_gripper(self) -> float:
+        return self._gripper
 
     def reset(self, rng: np.random.Generator) -> None:
         self.routine.run(rng, gripper=self.start_gripper())

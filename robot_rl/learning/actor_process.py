@@ -46,9 +46,10 @@ EnvFn = Callable[[Config], gym.Env]
 
 
 def _sim_env(cfg: Config) -> gym.Env:
-    from robot_rl.envs import make_env
+    """A sim env with the configured reward classifier and intervention device."""
+    from robot_rl.envs import make_actor_env
 
-    return make_env(cfg)
+    return make_actor_env(cfg)
 
 
 class ActorProcess:

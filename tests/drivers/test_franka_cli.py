@@ -75,3 +75,23 @@ def test_real_pylibfranka_refused_exits_non_zero_with_one_line():
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("robot-rl: cannot connect to the Franka at 127.0.0.1: NetworkException")
+
+
+def test_real_pylibfranka_against_a_silent_arm_times_out_with_one_line():
+    """An address that accepts the connection but never speaks FCI: libfranka blocks (holding
+    the GIL), and the check still ends at the timeout with one line."""
+    pytest.importorskip("pylibfranka")
+    import socket
+
+    with socket.socket() as silent:
+        try:
+            silent.bind(("127.0.0.1", 1337))  # libfranka's command port
+        except OSError:
+            pytest.skip("port 1337 is in use on this machine")
+        silent.listen(4)
+        out = subprocess.run([sys.executable, "-m", "robot_rl.cli", "franka", "check", "--ip", "127.0.0.1",
+                              "--timeout", "2"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert lines == ["robot-rl: the Franka at 127.0.0.1 did not answer within 2 s (is it on, is FCI enabled "
+                     "in Desk, is the cable in the control box?)"]

@@ -9,11 +9,12 @@ through the controller live in robot_rl.reset.
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from robot_rl.config import Config
+from robot_rl.config.reset import resolve_mode
 from robot_rl.control.transforms import quat_mul, rpy_to_quat
 from robot_rl.envs.task import EpisodeTask
 from robot_rl.sim.model import SceneParts
@@ -34,6 +35,9 @@ class SimTask(EpisodeTask, abc.ABC):
         self.cfg = cfg
         self.params: Any = cfg.task.params
         self.world: "SimWorld | None" = None
+        # What reset() runs instead of the teleport: robot_rl.reset installs a scripted
+        # reset here (reset.mode: scripted) or a forward-backward hand-over.
+        self.reset_routine: Callable[[np.random.Generator], Any] | None = None
 
     # --- scene ------------------------------------------------------------------
     @abc.abstractmethod
@@ -46,7 +50,18 @@ class SimTask(EpisodeTask, abc.ABC):
 
     # --- EpisodeTask --------------------------------------------------------------
     def reset(self, rng: np.random.Generator) -> None:
-        """Teleport objects and arm to a new random initial state, then settle."""
+        """A new initial state: the installed reset routine, else the teleport (sim shortcut)."""
+        if self.reset_routine is None and resolve_mode(self.cfg) == "scripted":
+            from robot_rl.reset.sim import make_task_reset
+
+            self.reset_routine = make_task_reset(self)
+        if self.reset_routine is not None:
+            self.reset_routine(rng)
+        else:
+            self.teleport(rng)
+
+    def teleport(self, rng: np.random.Generator) -> None:
+        """The sim shortcut: teleport objects and arm to a new random initial state, then settle."""
         world = self._world()
         self.place_objects(rng)
         pos, quat = self.sample_start_pose(rng)

@@ -1,0 +1,46 @@
+"""``robot-rl train``: single-process sim training (env, agent and buffers in one process).
+
+    robot-rl train --config configs/pick_cube.yaml [--set key=value ...] [--resume] [--force]
+
+Writes ``<train.run_dir>/``: ``config.yaml``, ``tb/`` (TensorBoard), ``evals.jsonl``,
+``demos/`` (scripted demos it recorded) and ``checkpoint/``. Ends with one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from robot_rl.config import load_config
+from robot_rl.paths import resolve_config
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, help="task config, e.g. configs/pick_cube.yaml")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config value, e.g. --set train.total_env_steps=5000")
+    parser.add_argument("--run-dir", help="where logs and checkpoints go (default: train.run_dir)")
+    parser.add_argument("--resume", action="store_true", help="continue the run in the run directory")
+    parser.add_argument("--force", action="store_true", help="replace a run already in the run directory")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    from robot_rl.training.trainer import train
+
+    overrides = list(args.overrides)
+    if args.run_dir:
+        overrides.append(f"train.run_dir={args.run_dir}")
+    if args.no_progress:
+        overrides.append("train.progress=false")
+    cfg = load_config(resolve_config(args.config), overrides)
+    result = train(cfg, resume=args.resume, force=args.force)
+    last = result.evals[-1] if result.evals else {}
+    summary = {"task": cfg.task.name, "run_dir": str(result.run_dir), "env_steps": result.env_steps,
+               "updates": result.updates, "episodes": result.episodes, "wall_s": round(result.wall_s, 1),
+               "eval_success_rate": last.get("success_rate")}
+    if last:
+        print(f"{cfg.task.name}: eval success {last['success_rate']:.0%} after {result.env_steps} env steps "
+              f"({result.wall_s:.0f} s); TensorBoard: tensorboard --logdir {result.run_dir / 'tb'}")
+    print(json.dumps(summary))
+    return 0

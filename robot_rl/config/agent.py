@@ -1,0 +1,113 @@
+"""Typed config sections for the learner: the agent (``agent:``) and training (``train:``).
+
+Defaults follow HIL-SERL / RLPD: batch 256, discount 0.97, 50/50 demo/online
+sampling, 2 LayerNorm critics, learned temperature. A task YAML overrides only what it
+needs (``configs/pick_cube.yaml`` holds the settings that make sim training fast on a CPU).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Optional
+
+from robot_rl.config.loader import param
+
+
+@dataclass
+class EncoderConfig:
+    """How each camera image becomes a feature vector (used only when the obs has images).
+
+    ``kind: small`` is a conv net trained from scratch by the critic loss. ``kind:
+    resnet10`` is a ResNet-10-style backbone, frozen, with weights from
+    ``pretrained_path`` (a local ``.pt`` state dict; nothing is ever downloaded) and a
+    trainable spatial-embedding head per camera. With ``cache_features`` the frozen
+    backbone runs once per frame when the frame enters replay, and replay keeps the
+    float16 feature map instead of the image; pixel augmentation is then not applied.
+    """
+
+    kind: Literal["small", "resnet10"] = "small"
+    pretrained_path: Optional[str] = None
+    freeze_backbone: bool = True
+    cache_features: bool = True
+    channels: tuple[int, ...] = param((32, 32, 32, 32), min=1, doc="small encoder conv widths")
+    strides: tuple[int, ...] = param((2, 2, 2, 1), min=1, max=4, doc="small encoder conv strides")
+    latent_dim: int = param(256, min=1, doc="per-camera feature size after the trainable head")
+    spatial_features: int = param(8, min=1, doc="learned spatial embeddings per channel (resnet10 head)")
+    augment: Literal["shift", "none"] = "shift"
+    shift_pad: int = param(4, min=0, max=32, doc="DrQ random-shift padding in pixels")
+
+    def __post_init__(self) -> None:
+        if len(self.channels) != len(self.strides):
+            raise ValueError("encoder.channels and encoder.strides must have the same length")
+
+
+@dataclass
+class AgentConfig:
+    """SAC with the RLPD choices, plus an optional discrete gripper critic."""
+
+    hidden_dims: tuple[int, ...] = param((256, 256), min=1)
+    num_critics: int = param(2, min=1, max=64, doc="size of the critic ensemble")
+    num_min_qs: int = param(2, min=1, max=64, doc="random subset of target critics the backup takes the min over")
+    critic_layer_norm: bool = True
+    critic_actor_ratio: int = param(1, min=1, doc="critic updates per actor/temperature update")
+    actor_lr: float = param(3e-4, min=0.0)
+    critic_lr: float = param(3e-4, min=0.0)
+    temperature_lr: float = param(3e-4, min=0.0)
+    discount: float = param(0.97, min=0.0, max=1.0)
+    tau: float = param(0.005, min=0.0, max=1.0, doc="polyak factor of the target critics")
+    n_step: int = param(1, min=1, max=20, doc="n-step TD targets (1: plain SAC/RLPD)")
+    init_temperature: float = param(0.01, min=1e-8, doc="HIL-SERL: 0.01; a high start keeps early policies random for thousands of updates")
+    target_entropy: Optional[float] = param(None, doc="null means -(continuous action dims) / 2")
+    backup_entropy: bool = param(False, doc="add the entropy bonus to the TD target (off: HIL-SERL; it swamps sparse rewards)")
+    log_std_min: float = -5.0
+    log_std_max: float = 2.0
+    normalize_state: bool = param(True, doc="standardise the state vector with running statistics")
+    gripper_critic: bool = param(False, doc="a 3-action DQN critic (close, stay, open) drives the last action dim")
+    gripper_epsilon: float = param(0.0, min=0.0, max=1.0, doc="random gripper action probability while collecting")
+    encoder: EncoderConfig = field(default_factory=EncoderConfig)
+
+    def __post_init__(self) -> None:
+        if self.num_min_qs > self.num_critics:
+            raise ValueError(f"num_min_qs ({self.num_min_qs}) cannot exceed num_critics ({self.num_critics})")
+
+
+@dataclass
+class TrainConfig:
+    """One single-process training run (and the learner half of the learning plane).
+
+    ``utd_ratio`` is critic updates per online env step; it is enforced by counting,
+    so results do not depend on machine speed. Each critic update samples its own
+    batch (``batch_size``, ``demo_fraction`` of it from the demo buffer).
+    """
+
+    total_env_steps: int = param(20_000, min=0)
+    utd_ratio: float = param(2.0, min=0.0)
+    learning_starts: int = param(100, min=0, doc="online steps collected before the first update")
+    random_steps: int = param(0, min=0, doc="uniform random actions at the start of a fresh run")
+    batch_size: int = param(256, min=1)
+    demo_fraction: float = param(0.5, min=0.0, max=1.0)
+    replay_capacity: int = param(200_000, min=2, doc="online buffer size, in frames")
+    demo_capacity: int = param(50_000, min=2, doc="demo buffer size, in frames (demos + interventions)")
+    demos: Optional[str] = param(None, doc="a demo directory written by 'robot-rl record-demos'")
+    scripted_demos: int = param(20, min=0, doc="when demos is null: record this many scripted demos first (sim)")
+    scripted_demo_noise: float = param(0.0, min=0.0, max=1.0, doc="action noise of those scripted demos")
+    eval_every: int = param(2000, min=0, doc="env steps between evaluations; 0 disables")
+    eval_episodes: int = param(10, min=0)
+    eval_seed: int = param(10_000, min=0, doc="eval episode i resets with seed eval_seed + i")
+    checkpoint_every: int = param(5000, min=0, doc="env steps between checkpoints (taken at episode ends); 0: only at the end")
+    log_every: int = param(500, min=1, doc="env steps between TensorBoard scalar writes of losses")
+    run_dir: str = "runs/default"
+    device: Literal["cpu", "cuda", "auto"] = "cpu"
+    torch_threads: int = param(1, min=0, doc="1 suits a small CPU the env shares (small matmuls gain nothing from 2); 0: PyTorch default")
+    progress: bool = True
+    stop_at_success: Optional[float] = param(None, min=0.0, max=1.0,
+                                             doc="stop once an evaluation reaches this success rate")
+
+
+def check_agent_env(agent: AgentConfig, active_dims: list[str], file: str = "config") -> None:
+    """Settings that only make sense with the env's action layout (raises ConfigError)."""
+    from robot_rl.errors import ConfigError
+
+    if agent.gripper_critic and "gripper" not in active_dims:  # the env puts the gripper last
+        raise ConfigError(f"{file}: agent.gripper_critic needs 'gripper' in env.active_dims "
+                          f"(they are {list(active_dims)})")

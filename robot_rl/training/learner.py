@@ -1,0 +1,187 @@
+"""The learner half of training: ingest Steps, keep the update-to-data ratio, update the agent.
+
+Used by single-process training (:mod:`robot_rl.training.trainer`) and by the learner
+process of the learning plane. Contract:
+
+* :meth:`Learner.ingest` takes one Step from actor ``source`` (an int), in the env's
+  observation format (images ``uint8``). It goes into the online buffer, and into the
+  demo buffer too when ``step.intervened`` (human corrections are demonstrations, as in
+  HIL-SERL). The steps of one episode must arrive in order; steps of different
+  episodes or actors may interleave (replay keys episodes by ``(source, episode_id)``).
+* :meth:`Learner.add_demos` puts whole episodes into the demo buffer.
+* Both update the running state statistics the policy normalises its input with
+  (:class:`robot_rl.agents.encoders.RunningNormalizer`, part of the agent's state);
+  pass ``update_stats=False`` when re-ingesting data those restored statistics already count.
+* :attr:`Learner.env_steps` counts ingested online steps. :meth:`Learner.updates_due`
+  is how many critic updates the UTD ratio asks for now:
+  ``floor(utd_ratio * (env_steps - learning_starts)) - updates_done``. :meth:`Learner.train`
+  runs them. Because this counts steps, not seconds, results do not depend on how fast
+  the machine is.
+* :meth:`Learner.weights` returns ``(version, {name: np.ndarray})``: only what an actor
+  needs (:meth:`robot_rl.agents.policy.Policy.weights`). ``version`` is the number of
+  critic updates done, so it only grows, and equal versions mean equal weights.
+* :meth:`Learner.state_dict` / :meth:`Learner.load_state_dict` hold the agent (networks,
+  optimizers, temperature, its RNG), both buffers, the counters and the sampling RNG.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import time
+from typing import Any, Iterable, Mapping
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from robot_rl.agents import make_agent
+from robot_rl.agents.sac import SACAgent
+from robot_rl.config.agent import AgentConfig, TrainConfig
+from robot_rl.data.replay import ReplayBuffer, sample_mixed
+from robot_rl.data.transition import Step
+
+log = logging.getLogger(__name__)
+
+
+def batch_to_torch(batch: Mapping[str, Any], device: torch.device) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in batch.items():
+        if isinstance(value, Mapping):
+            out[key] = {k: torch.as_tensor(v, device=device) for k, v in value.items()}
+        else:
+            out[key] = torch.as_tensor(value, device=device)
+    return out
+
+
+def _warn_if_replay_exceeds_memory(*buffers: ReplayBuffer) -> None:
+    """Replay arrays are allocated lazily; a capacity that cannot fit shows up only when full."""
+    try:
+        ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return
+    need = sum(b.capacity * b.bytes_per_slot() for b in buffers)
+    if need > 0.8 * ram:
+        log.warning("replay buffers need %.1f GB when full, more than this machine's %.1f GB of memory: "
+                    "lower train.replay_capacity / train.demo_capacity", need / 1e9, ram / 1e9)
+
+
+class Learner:
+    def __init__(self, agent_cfg: AgentConfig, train_cfg: TrainConfig, obs_space: gym.spaces.Dict,
+                 action_space: gym.spaces.Box, seed: int = 0) -> None:
+        self.train_cfg = train_cfg
+        self.obs_space = obs_space
+        self.action_space = action_space
+        self.agent: SACAgent = make_agent(agent_cfg, obs_space, action_space, device=train_cfg.device, seed=seed)
+        self.encoder = self.agent.policy.encoder
+        storage_space = self.encoder.storage_space(obs_space)
+        n = int(action_space.shape[0])
+        self.online = ReplayBuffer(storage_space, n, train_cfg.replay_capacity)
+        self.demo = ReplayBuffer(storage_space, n, train_cfg.demo_capacity)
+        _warn_if_replay_exceeds_memory(self.online, self.demo)
+        self.rng = np.random.default_rng(seed + 2)
+        self.env_steps = 0
+        self.last_metrics: dict[str, float] = {}
+        self._update_times: list[float] = []
+
+    # --- data ------------------------------------------------------------------------
+
+    def _to_storage(self, step: Step) -> Step:
+        if not self.encoder.caches_features:
+            return step
+        frames = [step.obs, step.next_obs] if step.last else [step.obs]
+        batch = {k: np.stack([f[k] for f in frames]) for k in step.obs}
+        stored = self.encoder.storage_transform(batch)
+        obs = {k: v[0] for k, v in stored.items()}
+        next_obs = {k: v[1] for k, v in stored.items()} if step.last else obs
+        return dataclasses.replace(step, obs=obs, next_obs=next_obs)
+
+    def ingest(self, step: Step, source: int = 0, update_stats: bool = True) -> None:
+        """``update_stats=False`` when re-ingesting replay after restoring an agent whose
+        state statistics already count these steps."""
+        if update_stats:
+            self.encoder.update_normalizer({k: v[None] for k, v in step.obs.items()})
+        stored = self._to_storage(step)
+        self.online.add(stored, source)
+        if step.intervened:
+            self.demo.add(stored, source)
+        elif self.demo.pending:  # the step right after an intervention completes its last transition
+            self.demo.close_pending(stored, source)
+        self.env_steps += 1
+
+    def add_demos(self, episodes: Iterable[list[Step]], update_stats: bool = True) -> int:
+        """Add whole demo episodes; returns the number of transitions added."""
+        added = 0
+        for episode in episodes:
+            if update_stats:
+                self.encoder.update_normalizer({k: np.stack([s.obs[k] for s in episode]) for k in episode[0].obs})
+            for step in episode:
+                self.demo.add(self._to_storage(step))
+            added += len(episode)
+        return added
+
+    # --- updates ---------------------------------------------------------------------
+
+    @property
+    def updates_done(self) -> int:
+        return self.agent.critic_updates
+
+    def updates_due(self) -> int:
+        if len(self.online) + len(self.demo) == 0:
+            return 0
+        steps = self.env_steps - self.train_cfg.learning_starts
+        if steps <= 0:
+            return 0
+        return max(0, int(np.floor(self.train_cfg.utd_ratio * steps + 1e-9)) - self.updates_done)
+
+    def sample(self) -> dict[str, Any]:
+        """One training batch (numpy), ``demo_fraction`` of it from the demo buffer."""
+        cfg, agent_cfg = self.train_cfg, self.agent.cfg
+        return sample_mixed(self.online, self.demo, cfg.batch_size, cfg.demo_fraction, self.rng,
+                            n_step=agent_cfg.n_step, discount=agent_cfg.discount)
+
+    def update(self) -> dict[str, float]:
+        """One critic update (and an actor update when its turn comes)."""
+        start = time.perf_counter()
+        metrics = self.agent.update(batch_to_torch(self.sample(), self.agent.device))
+        self._update_times.append(time.perf_counter() - start)
+        self.last_metrics.update(metrics)
+        return metrics
+
+    def train(self, max_updates: int | None = None) -> int:
+        """Run the updates the UTD ratio asks for (at most ``max_updates``); returns how many ran."""
+        due = self.updates_due()
+        if max_updates is not None:
+            due = min(due, max_updates)
+        for _ in range(due):
+            self.update()
+        return due
+
+    def updates_per_second(self, reset: bool = True) -> float:
+        """Update rate measured over the updates since the last call (update time only)."""
+        times, total = self._update_times, sum(self._update_times)
+        rate = len(times) / total if total > 0 else 0.0
+        if reset:
+            self._update_times = []
+        return rate
+
+    # --- actors ----------------------------------------------------------------------
+
+    def weights(self) -> tuple[int, dict[str, np.ndarray]]:
+        return self.updates_done, self.agent.policy.weights()
+
+    # --- checkpoints -----------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Agent and counters (torch-saveable) plus the two buffers (numpy dicts)."""
+        return {"agent": self.agent.state_dict(), "env_steps": self.env_steps,
+                "rng": self.rng.bit_generator.state,
+                "online": self.online.state_dict(), "demo": self.demo.state_dict()}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.agent.load_state_dict(state["agent"])
+        self.env_steps = int(state["env_steps"])
+        self.rng.bit_generator.state = state["rng"]
+        self.online.load_state_dict(state["online"])
+        self.demo.load_state_dict(state["demo"])

@@ -1,0 +1,315 @@
+"""Single-process training: one env, one agent, two buffers, in one loop.
+
+Read :meth:`Trainer.run` top to bottom: an :class:`~robot_rl.training.actor_loop.ActorLoop`
+steps the env with the current policy, a :class:`~robot_rl.training.learner.Learner`
+ingests each Step and runs the updates the UTD ratio asks for, and between steps the
+trainer logs, evaluates and checkpoints. The learning plane (separate actor and learner
+processes) reuses the same two pieces.
+
+Run-length rules that keep resume exact:
+
+* a run ends at the first episode end at or after ``train.total_env_steps`` (or after an
+  evaluation reached ``train.stop_at_success``), never mid-episode;
+* checkpoints are taken between episodes (the first episode end at or after each
+  multiple of ``train.checkpoint_every``) and at the end of the run;
+* evaluation uses its own env and seeds and touches no training RNG.
+
+So ``--resume`` with a larger ``train.total_env_steps`` continues exactly as if the run
+had never stopped: same buffers, same next batch, same weights.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import shutil
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+import torch
+import yaml
+
+from robot_rl.config import Config, to_dict
+from robot_rl.config.agent import check_agent_env
+from robot_rl.data.demos import DemoWriter, load_demos
+from robot_rl.data.recording import make_source, record
+from robot_rl.data.spaces import spaces_spec, spec_mismatch
+from robot_rl.errors import ConfigError, RobotRLError
+from robot_rl.training.actor_loop import ActorLoop
+from robot_rl.training.checkpoint import (
+    CheckpointError, checkpoint_exists, config_difference, global_rng_state, load_checkpoint, save_checkpoint,
+    set_global_rng_state)
+from robot_rl.training.evaluation import evaluate
+from robot_rl.training.learner import Learner
+from robot_rl.training.metrics import MetricsLog
+
+log = logging.getLogger(__name__)
+
+EnvFn = Callable[[Config], gym.Env]
+SourceFn = Callable[[gym.Env, Config], Any]
+_RUN_FILES = ("checkpoint", "checkpoint.tmp", "checkpoint.old", "tb", "demos", "config.yaml", "evals.jsonl")
+
+
+def default_env_fn(cfg: Config, role: str = "train") -> gym.Env:
+    """A sim env for ``role`` (see :func:`robot_rl.envs.make_actor_env`): practice with the
+    configured reward and intervention device, demos with the reward only, eval by ground truth."""
+    from robot_rl.envs import make_actor_env  # sim: imported only when a sim env is built
+
+    return make_actor_env(cfg, role)  # type: ignore[arg-type]
+
+
+@dataclass
+class TrainResult:
+    run_dir: Path
+    env_steps: int
+    updates: int
+    episodes: int
+    wall_s: float
+    evals: list[dict[str, Any]] = field(default_factory=list)
+
+    def first_step_reaching(self, success_rate: float, unit: str = "env_steps") -> int | None:
+        """Env steps (or ``unit="episodes"``) at the first evaluation with at least ``success_rate``."""
+        return next((e[unit] for e in self.evals if e["success_rate"] >= success_rate), None)
+
+
+class _TrainingPolicy:
+    """The policy as the actor loop sees it while training: sampled actions, own RNG."""
+
+    def __init__(self, trainer: "Trainer") -> None:
+        self.trainer = trainer
+
+    def act(self, obs: dict[str, np.ndarray]) -> np.ndarray:
+        t = self.trainer
+        if t.learner.env_steps < t.cfg.train.random_steps:
+            return t.random_rng.uniform(-1.0, 1.0, t.env.action_space.shape).astype(np.float32)
+        return t.learner.agent.policy.act(obs, deterministic=False, generator=t.act_generator)
+
+
+def prepare_run_dir(run_dir: Path, resume: bool, force: bool) -> None:
+    """Refuse to mix runs: an existing run needs ``--resume`` (continue) or ``--force`` (replace)."""
+    if resume:
+        if not checkpoint_exists(run_dir) and not (run_dir / "checkpoint.old" / "state.pt").is_file():
+            raise CheckpointError(f"--resume: no checkpoint in {run_dir}")
+        return
+    used = [name for name in _RUN_FILES if (run_dir / name).exists()]
+    if used and not force:
+        raise RobotRLError(f"run directory {run_dir} already holds a run ({', '.join(used)}); "
+                           "pass --resume to continue it or --force to replace it")
+    for name in used:
+        path = run_dir / name
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+
+class Trainer:
+    def __init__(self, cfg: Config, *, resume: bool = False, force: bool = False, env_fn: EnvFn | None = None,
+                 source_fn: SourceFn | None = None, tensorboard: bool = True) -> None:
+        self.cfg = cfg
+        tc = cfg.train
+        self.run_dir = Path(tc.run_dir)
+        prepare_run_dir(self.run_dir, resume, force)
+        if tc.torch_threads:
+            torch.set_num_threads(tc.torch_threads)
+        random.seed(cfg.seed)
+        np.random.seed(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        # a custom env_fn (tests) serves every role; the default builds each role's own env
+        self.make_env: Callable[[str], gym.Env] = ((lambda role: env_fn(cfg)) if env_fn is not None
+                                                   else (lambda role: default_env_fn(cfg, role)))
+        self.source_fn = source_fn or (lambda env, c: make_source("scripted", env, c))
+        self.env = self.make_env("train")
+        self.eval_env: gym.Env | None = None
+        self.spec = spaces_spec(self.env.observation_space, self.env.action_space)
+        self.learner = Learner(cfg.agent, tc, self.env.observation_space, self.env.action_space, seed=cfg.seed)
+        self.actor = ActorLoop(self.env, _TrainingPolicy(self), seed=cfg.seed)
+        self.act_generator = torch.Generator(device=self.learner.agent.device)
+        self.act_generator.manual_seed(cfg.seed + 3)
+        self.random_rng = np.random.default_rng(cfg.seed + 4)
+        self.recent_success: deque[float] = deque(maxlen=20)
+        self.episodes = 0
+        self.next_checkpoint = tc.checkpoint_every if tc.checkpoint_every else None
+        self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard)
+        if resume:
+            self._restore()
+        else:
+            (self.run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
+            self._load_demos()
+
+    # --- setup -----------------------------------------------------------------------
+
+    def _load_demos(self) -> None:
+        tc = self.cfg.train
+        if tc.demos:
+            episodes = load_demos(tc.demos, self.env.observation_space, self.env.action_space)
+            source = tc.demos
+        elif tc.scripted_demos > 0:
+            episodes = self._record_scripted(tc.scripted_demos)
+            source = f"{len(episodes)} scripted episodes"
+        else:
+            log.info("training without demos")
+            return
+        n = self.learner.add_demos(episodes)
+        log.info("demo buffer: %d transitions from %s", n, source)
+
+    def _record_scripted(self, count: int) -> list:
+        """Record scripted demos into ``<run_dir>/demos`` (kept for inspection) and return them."""
+        env = self.make_env("demos")
+        writer = DemoWriter(self.run_dir / "demos", env.observation_space, env.action_space,
+                            task=self.cfg.task.name, source="scripted", env_config=to_dict(self.cfg.env), force=True)
+        summary = record(env, self.source_fn(env, self.cfg), writer, count, seed=self.cfg.seed + 1_000_000)
+        env.close()
+        if summary.saved < count:
+            raise RobotRLError(f"the scripted expert succeeded in only {summary.saved} of {summary.attempted} "
+                               f"episodes; cannot record {count} demos")
+        log.info("recorded %d scripted demos (%d attempts) in %s", summary.saved, summary.attempted, writer.directory)
+        return load_demos(writer.directory, self.env.observation_space, self.env.action_space)
+
+    # --- checkpoints -----------------------------------------------------------------
+
+    def save(self) -> Path:
+        learner_state = self.learner.state_dict()
+        buffers = {"online": learner_state.pop("online"), "demo": learner_state.pop("demo")}
+        state = {
+            "config": to_dict(self.cfg), "spaces": self.spec, "learner": learner_state,
+            "actor": self.actor.state_dict(), "global_rng": global_rng_state(),
+            "act_generator": self.act_generator.get_state(), "random_rng": self.random_rng.bit_generator.state,
+            "trainer": {"episodes": self.episodes, "recent_success": list(self.recent_success),
+                        "next_checkpoint": self.next_checkpoint},
+        }
+        path = save_checkpoint(self.run_dir, state, buffers)
+        log.debug("checkpoint at %d env steps: %s", self.learner.env_steps, path)
+        return path
+
+    def _restore(self) -> None:
+        state, buffers = load_checkpoint(self.run_dir, map_location=self.learner.agent.device)
+        where = self.run_dir / "checkpoint"
+        diff = config_difference(state["config"], to_dict(self.cfg))
+        if diff:
+            raise CheckpointError(f"{where} was made with another config: {diff}")
+        mismatch = spec_mismatch(state["spaces"], self.spec)
+        if mismatch:
+            raise CheckpointError(f"{where} was made for other spaces: {mismatch}")
+        self.learner.load_state_dict({**state["learner"], **buffers})
+        self.actor.load_state_dict(state["actor"])
+        set_global_rng_state(state["global_rng"])
+        self.act_generator.set_state(state["act_generator"])
+        self.random_rng.bit_generator.state = state["random_rng"]
+        self.episodes = int(state["trainer"]["episodes"])
+        self.recent_success.extend(state["trainer"]["recent_success"])
+        self.next_checkpoint = state["trainer"]["next_checkpoint"]
+        if self.cfg.train.checkpoint_every and self.next_checkpoint is None:
+            self.next_checkpoint = self.learner.env_steps + self.cfg.train.checkpoint_every
+        log.info("resumed %s at %d env steps, %d updates", self.run_dir, self.learner.env_steps,
+                 self.learner.updates_done)
+
+    # --- evaluation ------------------------------------------------------------------
+
+    def evaluate(self) -> dict[str, Any]:
+        tc = self.cfg.train
+        if self.eval_env is None:
+            self.eval_env = self.make_env("eval")
+        result = evaluate(self.eval_env, self.learner.agent.policy, tc.eval_episodes, tc.eval_seed)
+        record = {"env_steps": self.learner.env_steps, "updates": self.learner.updates_done,
+                  "episodes": self.episodes, **result.as_dict()}
+        self.metrics.eval(record)
+        return record
+
+    # --- the loop --------------------------------------------------------------------
+
+    def run(self) -> TrainResult:
+        tc = self.cfg.train
+        learner, actor, metrics = self.learner, self.actor, self.metrics
+        start = time.perf_counter()
+        last_log_time, last_log_steps = start, learner.env_steps
+        stop = False
+        pbar = _progress(tc.total_env_steps, learner.env_steps, enabled=tc.progress)
+        last_eval: dict[str, Any] | None = None
+        try:
+            while actor.in_episode or not (stop or learner.env_steps >= tc.total_env_steps):
+                step = actor.step()
+                learner.ingest(step)
+                learner.train()
+                n = learner.env_steps
+                pbar.update(1)
+
+                if actor.last_episode is not None:
+                    self._episode_done(actor.last_episode, n)
+                    pbar.set_postfix(self._postfix(last_eval), refresh=False)
+                if n % tc.log_every == 0:
+                    now = time.perf_counter()
+                    metrics.agent_metrics(learner.last_metrics, n)
+                    metrics.scalar("perf/updates_per_s", learner.updates_per_second(), n)
+                    metrics.scalar("perf/env_steps_per_s", (n - last_log_steps) / max(now - last_log_time, 1e-9), n)
+                    metrics.scalar("buffer/online", len(learner.online), n)
+                    metrics.scalar("buffer/demo", len(learner.demo), n)
+                    last_log_time, last_log_steps = now, n
+                if tc.eval_every and tc.eval_episodes and n % tc.eval_every == 0:
+                    last_eval = self.evaluate()
+                    pbar.set_postfix(self._postfix(last_eval), refresh=False)
+                    log.debug("eval at %d steps: %s", n, last_eval)
+                    if tc.stop_at_success is not None and last_eval["success_rate"] >= tc.stop_at_success:
+                        stop = True
+                if (self.next_checkpoint is not None and n >= self.next_checkpoint and not actor.in_episode):
+                    self.save()
+                    while self.next_checkpoint <= n:
+                        self.next_checkpoint += tc.checkpoint_every
+            self.save()
+        finally:
+            pbar.close()
+            metrics.close()
+        return TrainResult(run_dir=self.run_dir, env_steps=learner.env_steps, updates=learner.updates_done,
+                           episodes=self.episodes, wall_s=time.perf_counter() - start, evals=list(metrics.evals))
+
+    def _episode_done(self, stats: Any, n: int) -> None:
+        self.episodes += 1
+        self.recent_success.append(float(stats.success))
+        m = self.metrics
+        m.scalar("episode/success", float(stats.success), n)
+        m.scalar("episode/return", stats.ret, n)
+        m.scalar("episode/length", stats.length, n)
+        m.scalar("episode/intervention_rate", stats.intervention_rate, n)
+        m.scalar("episode/interventions", stats.takeovers, n)
+        if stats.gt_success is not None:
+            m.scalar("episode/gt_success", float(stats.gt_success), n)
+        m.scalar("episode/success_rate_20", float(np.mean(self.recent_success)), n)
+
+    def _postfix(self, last_eval: dict[str, Any] | None) -> dict[str, str]:
+        post = {"ep": str(self.episodes),
+                "success": f"{np.mean(self.recent_success):.0%}" if self.recent_success else "-"}
+        if last_eval is not None:
+            post["eval"] = f"{last_eval['success_rate']:.0%}"
+        post["alpha"] = f"{self.learner.agent.alpha:.3g}"
+        return post
+
+    def close(self) -> None:
+        for env in (self.env, self.eval_env):
+            if env is not None:
+                env.close()
+
+
+def _progress(total: int, initial: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, disable=not enabled, unit="step", dynamic_ncols=True,
+                desc="train")
+
+
+def train(cfg: Config, *, resume: bool = False, force: bool = False, env_fn: EnvFn | None = None,
+          source_fn: SourceFn | None = None, tensorboard: bool = True) -> TrainResult:
+    """Build a :class:`Trainer`, run it, close its envs."""
+    if cfg.train.demo_fraction > 0 and not cfg.train.demos and cfg.train.scripted_demos == 0:
+        log.info("train.demo_fraction is %.2f but there are no demos: batches come from online data only",
+                 cfg.train.demo_fraction)
+    check_agent_env(cfg.agent, list(cfg.env.active_dims))
+    if cfg.train.device == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("train.device is 'cuda' but PyTorch sees no CUDA device")
+    trainer = Trainer(cfg, resume=resume, force=force, env_fn=env_fn, source_fn=source_fn, tensorboard=tensorboard)
+    try:
+        return trainer.run()
+    finally:
+        trainer.close()

@@ -1,0 +1,172 @@
+"""Scripted resets on the MuJoCo tasks: objects back in range, robot in the box, the
+controller never violated, no teleport; the joint reset; the env's reset.mode switch."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from robot_rl.config import load_config
+from robot_rl.reset.robot_reset import RobotReset
+from robot_rl.reset.sim import SimJointMover, make_task_reset
+from robot_rl.reset.soak import reset_soak
+
+PICK = "configs/pick_cube.yaml"
+PEG = "configs/peg_insert.yaml"
+
+
+@pytest.mark.parametrize("config,resets", [(PICK, 4), (PEG, 6)])
+def test_consecutive_scripted_resets_after_disturbing_episodes(config, resets):
+    """CI-sized version of the 50-reset soak (bench/auto_reset.py runs 50 per task)."""
+    cfg = load_config(config, ["reset.mode=scripted", "reset.joint_reset_every=3"])
+    result = reset_soak(cfg, resets, seed=1)
+    summary = result.as_dict()
+    assert result.failures == [], summary
+    assert result.resets == resets
+    assert result.in_range == resets and result.in_box == resets, summary
+    assert result.teleports == 0
+    # No violation (box-clipped or rejected target, watchdog hold) and, stricter, no
+    # pose-error clipping: resets are slow enough that the law never limits them.
+    assert result.totals.violations == 0, summary
+    assert result.totals.error_clipped_cycles == 0, summary
+    assert result.totals.cycles > 0 and result.totals.targets_sent > 0
+    assert result.totals.joint_resets >= 1
+    assert result.totals.max_pos_error < 0.008, summary
+
+
+def test_peg_reset_pulls_an_inserted_peg_out_through_the_controller():
+    from robot_rl.envs import make_env
+    from robot_rl.sim.experts import make_expert
+
+    cfg = load_config(PEG, ["reset.mode=scripted"])
+    env = make_env(cfg)
+    task = env.unwrapped.task
+    env.reset(seed=0)
+    expert = make_expert(env)
+    done, info = False, {}
+    while not done:
+        _, _, terminated, truncated, info = env.step(expert.act())
+        done = terminated or truncated
+    assert info["success"] and task.peg_tip()[2] < task.hole_top()[2]  # the peg is in the hole
+    env.reset()
+    stats = task.reset_routine.history[-1]
+    assert stats.kind == "PegInsert"
+    assert task.peg_tip()[2] > task.hole_top()[2] and task.object_in_start_range()
+    assert stats.violations == 0 and stats.error_clipped_cycles == 0
+    env.close()
+
+
+def test_joint_reset_removes_null_space_drift():
+    from robot_rl.sim import build_world
+
+    cfg = load_config(PICK, ["reset.joint_reset_every=1"])
+    world = build_world(cfg, [])
+    world.task.reset(np.random.default_rng(0))
+    controller = world.robot.controller
+    mover = SimJointMover(world, cfg)
+    q_reset = mover.reset_joints()
+    # Let the elbow drift: a different rest posture for a while (the TCP target stays put).
+    saved = controller.gains
+    drifted = np.asarray(saved.rest_posture) + np.array([0.5, 0, -0.5, 0, 0.3, 0, 0])
+    controller.gains = dataclasses.replace(saved, rest_posture=drifted, nullspace_stiffness=40.0,
+                                           nullspace_damping=12.0)
+    state = world.robot.state()
+    t_end = world.now() + 3.0
+    while world.now() < t_end:
+        world.robot.command(state.tcp_pos, state.tcp_quat)
+        world.sleep_until(world.now() + 0.1)
+    controller.gains = saved
+    drift = np.max(np.abs(world.robot.state().q - q_reset))
+    assert drift > 0.2
+
+    before = dataclasses.asdict(controller.stats)
+    reset = RobotReset(world.robot, world, cfg, mover)
+    stats = reset.run(np.random.default_rng(1))
+    assert stats.joint_resets == 1 and stats.extra["joint_error"] <= cfg.reset.joint_tolerance
+    assert stats.violations == 0 and stats.error_clipped_cycles == 0
+    assert controller.gains is saved  # the controller's own gains are back
+    assert controller.stats.cycles > before["cycles"]
+    # The reset ended at a perturbed pose, so the joints are near (not at) the reset
+    # posture; the drift of the elbow is gone.
+    assert np.max(np.abs(world.robot.state().q - q_reset)) < 0.1 < drift
+
+
+def test_env_reset_mode_switch(monkeypatch):
+    from robot_rl.envs import make_env
+
+    env = make_env(load_config(PICK, ["reset.mode=scripted"]))
+    task = env.unwrapped.task
+    env.reset(seed=0)
+    env.reset()
+    assert [s.kind for s in task.reset_routine.history] == ["setup", "PickCube"]
+    # The arm is at rest and the controller holds the measured pose: the first step cannot jump.
+    state = env.unwrapped.robot.state()
+    controller = env.unwrapped.robot.controller
+    assert np.linalg.norm(controller.target_pos - state.tcp_pos) < 1e-3 and controller.holding
+    obs, *_ = env.step(np.zeros(env.action_space.shape, dtype=np.float32))
+    assert np.linalg.norm(env.unwrapped.robot.state().tcp_pos - state.tcp_pos) < 2e-3
+    env.close()
+
+    # The sim shortcut stays explicit: mode teleport (and auto in sim) never installs a routine.
+    env = make_env(load_config(PICK, ["reset.mode=teleport"]))
+    calls = []
+    task = env.unwrapped.task
+    original = task.teleport
+    monkeypatch.setattr(task, "teleport", lambda rng: (calls.append(1), original(rng)))
+    env.reset(seed=0)
+    env.reset()
+    assert task.reset_routine is None and len(calls) == 2
+    env.close()
+
+
+def test_pick_cube_reset_carries_a_held_cube_to_a_new_spot():
+    from robot_rl.envs import make_env
+    from robot_rl.sim.experts import make_expert
+
+    cfg = load_config(PICK, ["reset.mode=scripted"])
+    env = make_env(cfg)
+    task = env.unwrapped.task
+    env.reset(seed=2)
+    expert = make_expert(env)
+    done, info = False, {}
+    while not done:
+        _, _, terminated, truncated, info = env.step(expert.act())
+        done = terminated or truncated
+    assert info["success"]  # the cube is up in the gripper
+    lifted = task.cube_pos()
+    env.reset()
+    routine = task.reset_routine
+    stats = routine.history[-1]
+    assert stats.attempts == 1  # placed straight away, no grasp needed first
+    cube = task.cube_pos()
+    assert task.object_in_start_range() and abs(routine.cube_yaw()) <= cfg.task.params.cube_yaw_range + 0.02
+    assert np.linalg.norm(cube[:2] - lifted[:2]) > 1e-3
+    assert stats.violations == 0 and stats.error_clipped_cycles == 0
+    env.close()
+
+
+def test_make_task_reset_knows_both_tasks():
+    from robot_rl.sim import build_world
+
+    for config in (PICK, PEG):
+        world = build_world(load_config(config), [])
+        assert type(make_task_reset(world.task)).__name__ == f"{world.task.name}Reset"
+        world.close()
+
+
+def test_a_joint_reset_posture_outside_the_box_is_refused_before_moving():
+    from robot_rl.reset.motion import ResetError
+    from robot_rl.sim import build_world
+
+    cfg = load_config(PICK, ["reset.joint_reset_q=[0.0, 0.0, 0.0, -0.5, 0.0, 0.5, 0.785]"])  # arm nearly upright
+    world = build_world(cfg, [])
+    world.task.reset(np.random.default_rng(0))
+    reset = RobotReset(world.robot, world, cfg, SimJointMover(world, cfg))
+    sent = world.robot.controller.stats.cycles
+    with pytest.raises(ResetError, match=r"reset.joint_reset_q puts the TCP at .* outside the safety box"):
+        reset.run(np.random.default_rng(0))
+    assert reset.recorder.stats.box_clipped_targets == 0  # nothing outside the box was sent
+    assert world.robot.controller.stats.cycles > sent
+    world.close()
