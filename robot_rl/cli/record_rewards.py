@@ -4,6 +4,10 @@ In sim the hard-case scenarios move the arm (:mod:`robot_rl.reward.scenarios`) a
 come from the task's ground truth. ``--labels keys`` takes them from the session's input
 device instead (``intervention.device``; success/failure keys set the label, pause
 toggles recording, stop ends it): the same labelling code as on hardware.
+
+On a robot (``robot.backend`` other than ``sim``) frames are recorded by the session
+graph's actor node instead (``ros.policy=human``, ``ros.reward_frames_dir``, labels from
+the person's keys); this command prints how and exits non-zero.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from tqdm import tqdm
 
 from robot_rl.config import load_config
 from robot_rl.errors import ConfigError
+from robot_rl.graph.joy import topic_devices
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +35,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="override a config value, e.g. --set reward.image_size=[96,96]")
 
 
+def hardware_error(cfg, args: argparse.Namespace) -> str:
+    """The one line that sends a robot session to the actor node."""
+    device = "" if topic_devices(cfg.intervention) else " --set intervention.device=keyboard"
+    return (f"robot.backend is '{cfg.robot.backend}': record-rewards drives the sim only; on a robot, record "
+            f"through the session graph: robot-rl launch {args.config} --set ros.policy=human "
+            f"--set ros.reward_frames_dir={args.out}{device} (the success/failure keys set the label of the "
+            "frames that follow, pause skips frames, stop ends; frames are added to a directory that has some)")
+
+
 def run(args: argparse.Namespace) -> int:
     from robot_rl.envs import make_env
     from robot_rl.reward.collect import record_sim, recording_config
@@ -39,8 +53,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--frames must be at least 1, got {args.frames}")
     cfg = load_config(args.config, args.overrides)
     if cfg.robot.backend != "sim":
-        raise ConfigError(f"{args.config}: robot.backend is '{cfg.robot.backend}': record-rewards drives the sim; "
-                          "on hardware, label frames with the keys from the actor's env (KeyLabels)")
+        raise ConfigError(hardware_error(cfg, args))
     if args.labels == "keys" and cfg.intervention.device == "none":
         raise ConfigError(f"{args.config}: --labels keys needs a device with success/failure keys; "
                           "set intervention.device (keyboard, spacemouse+keyboard, ...)")

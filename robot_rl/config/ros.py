@@ -3,7 +3,8 @@
 It says how the nodes of a training session behave when they run as a ROS 2 graph
 (``ros2 launch robot_rl ...`` or ``robot-rl launch ...``, see :mod:`robot_rl.graph`):
 where the actor's actions come from (``policy: human`` with ``demos_dir`` records a
-person's demonstrations on a robot), the controller's state rate and watchdog, and how
+person's demonstrations on a robot; with ``reward_frames_dir``, frames for the reward
+classifier labelled by the person's keys), the controller's state rate and watchdog, and how
 long the actor waits for the other nodes. The in-process sim env (``robot-rl train``,
 ``rollout``) ignores this section.
 
@@ -36,6 +37,10 @@ class RosConfig:
                                                "as it ends (appending; not with policy learner)")
     demos_keep_failed: bool = param(False, doc="actor: with demos_dir, keep failed episodes too "
                                                "(default: successful ones only)")
+    reward_frames_dir: Optional[str] = param(
+        None, doc="actor: record reward-classifier frames into this frame directory (appending), labelled by "
+                  "the person's keys: success/failure set the label, pause skips frames, stop ends the session "
+                  "(needs a spacemouse or keyboard intervention.device; not with policy learner or demos_dir)")
     episodes: int = param(0, min=0, doc="actor: stop after this many episodes (0: run until stopped)")
     seed: Optional[int] = param(None, min=0, doc="actor: env and exploration seed; null: the session's seed")
     state_hz: float = param(125.0, min=100.0, max=1000.0,
@@ -68,3 +73,11 @@ class RosConfig:
             raise ValueError("ros.demos_dir is written by an actor acting on its own (ros.policy human, expert, "
                              "checkpoint or random); with policy learner, interventions go to the learner's "
                              "demo buffer")
+        if self.reward_frames_dir is not None and self.policy == "learner":
+            raise ValueError("ros.reward_frames_dir is written by an actor acting on its own (ros.policy human, "
+                             "expert, checkpoint or random): while it records, the success/failure keys label "
+                             "frames instead of ending episodes, which a learning session needs")
+        if self.reward_frames_dir is not None and self.demos_dir is not None:
+            raise ValueError("ros.reward_frames_dir and ros.demos_dir: record reward frames and demos in separate "
+                             "sessions (while frames are recorded, the success/failure keys label frames and do "
+                             "not end episodes)")

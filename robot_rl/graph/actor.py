@@ -27,6 +27,13 @@ as they end (:class:`~robot_rl.data.recording.EpisodeSaver`: successful ones, fa
 ones too with ``ros.demos_keep_failed``, never one a stop cut short), with the spaces
 of the actor's env. The person's stop key ends the session like :meth:`ActorSession.stop`.
 
+With ``ros.reward_frames_dir``, a local policy's steps record reward-classifier frames
+into that frame directory (:func:`robot_rl.reward.collect.actor_frames`: the env observes
+``reward.cameras``, the classifier is off, frames are labelled by the person's keys). The
+person's device then reaches HumanIntervention through a
+:class:`~robot_rl.reward.labels.LabelKeyTap`, so its success, failure and pause presses
+label frames (read once, by the labels) instead of ending episodes or holding the arm.
+
 Two wrappers go on the outside: :class:`StopOnRequest` ends the episode in flight at the
 next step once :meth:`ActorSession.stop` is called (Ctrl-C), without moving the arm
 again; :class:`EpisodeBook` logs every episode and keeps the figures that ``summary()``
@@ -59,10 +66,15 @@ from robot_rl.graph.task import RobotResetTask, SimTopicTask
 log = logging.getLogger("robot_rl.actor")
 
 
+def configured_cameras(cfg: Config) -> list[str]:
+    """The cameras the configured env observes."""
+    return list(cfg.env.cameras) if cfg.env.obs_mode != "state" else []
+
+
 def actor_cameras(cfg: Config) -> list[str]:
-    """The cameras the actor's env reads: the observed ones, and the reward classifier's."""
-    names = list(cfg.env.cameras) if cfg.env.obs_mode != "state" else []
-    if cfg.reward.classifier_path is not None:
+    """The cameras the actor's env reads: the observed ones, and the reward classifier's (or recorder's)."""
+    names = configured_cameras(cfg)
+    if cfg.reward.classifier_path is not None or cfg.ros.reward_frames_dir is not None:
         names += [c for c in cfg.reward.cameras if c not in names]
     return names
 
@@ -190,10 +202,13 @@ class EpisodeBook(gym.Wrapper):
 
 
 class _Deterministic:
-    def __init__(self, policy: Any) -> None:
+    def __init__(self, policy: Any, keys: Optional[list[str]] = None) -> None:
         self.policy = policy
+        self.keys = keys
 
     def act(self, obs: dict[str, np.ndarray]) -> np.ndarray:
+        if self.keys is not None:
+            obs = {k: obs[k] for k in self.keys}
         return self.policy.act(obs, deterministic=True)
 
 
@@ -206,22 +221,27 @@ class _Random:
         return self.rng.uniform(self.space.low, self.space.high).astype(np.float32)
 
 
-def checkpoint_policy(cfg: Config, env: gym.Env) -> _Deterministic:
-    """The policy saved in ``ros.checkpoint``'s ``checkpoint/state.pt``, acting deterministically."""
+def checkpoint_policy(cfg: Config, env: gym.Env, keys: Optional[list[str]] = None) -> _Deterministic:
+    """The policy saved in ``ros.checkpoint``'s ``checkpoint/state.pt``, acting deterministically.
+
+    ``keys``: the observation keys it was trained on, when ``env`` observes more (the
+    reward cameras while frames are recorded); the others are dropped before it acts.
+    """
     from robot_rl.agents.policy import Policy
     from robot_rl.training.checkpoint import load_checkpoint
 
     if not cfg.ros.checkpoint:
         raise ConfigError("ros.policy is 'checkpoint' but ros.checkpoint names no run directory")
     state, _ = load_checkpoint(cfg.ros.checkpoint, buffer_names=())
-    policy = Policy(cfg.agent, env.observation_space, env.action_space)
+    space = env.observation_space if keys is None else gym.spaces.Dict({k: env.observation_space[k] for k in keys})
+    policy = Policy(cfg.agent, space, env.action_space)
     try:
         policy.load_state_dict(state["learner"]["agent"]["policy"])
     except (KeyError, RuntimeError) as err:
         raise ConfigError(f"ros.checkpoint {cfg.ros.checkpoint}: its policy does not fit this config "
                           f"({str(err).splitlines()[0]})") from None
     policy.eval()
-    return _Deterministic(policy)
+    return _Deterministic(policy, keys)
 
 
 class ActorSession:
@@ -237,9 +257,28 @@ class ActorSession:
         self.seed = cfg.ros.seed if cfg.ros.seed is not None else cfg.seed
         self._stop = parts.robot.cancel  # one event: ends the episode at the next step and cuts every wait
         self._process: Any = None
-        env = make_actor_env(cfg, parts=EnvParts(parts.robot, dict(parts.cameras), parts.clock, parts.task),
+        person, self._label_keys = parts.input, None
+        env_cfg, self._policy_keys = cfg, None
+        if cfg.ros.reward_frames_dir is not None:
+            from robot_rl.reward.collect import recording_config
+            from robot_rl.reward.labels import LabelKeyTap
+
+            if person is None:
+                raise ConfigError(f"ros.reward_frames_dir labels frames with the person's keys but "
+                                  f"intervention.device is '{cfg.intervention.device}': name their device "
+                                  "(keyboard, spacemouse, or spacemouse+keyboard)")
+            env_cfg = recording_config(cfg)  # observes reward.cameras; no classifier while recording its data
+            # what a checkpoint's policy was trained on, without the cameras added for the frames
+            self._policy_keys = list(cfg.env.policy_keys or ["state", *configured_cameras(cfg)])
+            person = LabelKeyTap(person)
+            self._label_keys = person.labels
+        env = make_actor_env(env_cfg, parts=EnvParts(parts.robot, dict(parts.cameras), parts.clock, parts.task),
                              human=False)  # the person's device comes over a topic, below
-        devices = [parts.input] if parts.input is not None else []
+        if self._label_keys is not None:
+            from robot_rl.reward.collect import check_frame_cameras
+
+            check_frame_cameras(cfg, env.observation_space)
+        devices = [person] if person is not None else []
         if "simulated" in cfg.intervention.device.split("+"):
             from robot_rl.sim.intervener import SimulatedIntervener
 
@@ -296,7 +335,7 @@ class ActorSession:
 
             policy: Any = make_expert(self.env, seed=self.seed)
         elif self.policy_name == "checkpoint":
-            policy = checkpoint_policy(self.cfg, self.env)
+            policy = checkpoint_policy(self.cfg, self.env, keys=self._policy_keys)
         elif self.policy_name == "human":
             from robot_rl.data.recording import HoldPolicy, controls_hint
 
@@ -305,6 +344,7 @@ class ActorSession:
         else:
             policy = _Random(self.env.action_space, self.seed)
         saver = self._demo_saver()
+        frames = self._frame_recorder()
         loop = ActorLoop(self.env, policy, seed=self.seed)
         try:
             while loop.in_episode or not (self._stop.is_set() or
@@ -314,9 +354,14 @@ class ActorSession:
                 saved = saver.add(step, stopped=stopped) if saver is not None else None
                 if saved is not None:
                     log.info("demo episode saved: %s", saved)
+                if frames is not None:
+                    frames.add(step, stopped=stopped)
                 if stopped:
                     self.stop()  # the person's stop key ends the session, as Ctrl-C does
         finally:
+            if frames is not None:
+                frames.close()
+                log.info("reward frames: %s into %s", frames.stats.summary(), self.cfg.ros.reward_frames_dir)
             self.parts.robot.close()
 
     def _demo_saver(self) -> Any:
@@ -332,6 +377,16 @@ class ActorSession:
         writer = DemoWriter(ros.demos_dir, self.env.observation_space, self.env.action_space, task=self.cfg.task.name,
                             source=source, env_config=to_dict(self.cfg.env), append=True)
         return EpisodeSaver(writer, keep_failed=ros.demos_keep_failed)
+
+    def _frame_recorder(self) -> Any:
+        """A StepFrames into ``ros.reward_frames_dir`` (appending), or None."""
+        if self._label_keys is None:
+            return None
+        from robot_rl.reward.collect import actor_frames
+
+        log.info("reward frames into %s: the success and failure keys label the frames that follow (every "
+                 "episode starts as failure), pause skips frames, stop ends", self.cfg.ros.reward_frames_dir)
+        return actor_frames(self.cfg, self.env, self._label_keys)
 
     def _run_learner(self, episodes: Optional[int]) -> None:
         from robot_rl.learning.actor_process import ActorProcess

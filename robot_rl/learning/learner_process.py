@@ -37,7 +37,6 @@ import json
 import logging
 import math
 import os
-import shutil
 import signal
 import threading
 import time
@@ -58,7 +57,7 @@ from robot_rl.learning.checkpoint import load_tree, save_tree
 from robot_rl.learning.replay_log import EpisodeLog
 from robot_rl.learning.server import LearnerServer
 from robot_rl.learning.spaces import EnvSpaces
-from robot_rl.training.checkpoint import config_difference
+from robot_rl.training.checkpoint import claim_run_dir, config_difference
 from robot_rl.training.learner import Learner
 
 log = logging.getLogger(__name__)
@@ -379,14 +378,7 @@ def _prepare_run_dir(run_dir: Path, resume: bool, force: bool) -> None:
         if not (run_dir / "replay").is_dir() and not (run_dir / "learner").is_dir():
             raise RobotRLError(f"--resume: {run_dir} holds no learner run")
         return
-    used = [name for name in RUN_FILES if (run_dir / name).exists()]
-    if used and not force:
-        raise RobotRLError(f"run directory {run_dir} already holds a run ({', '.join(used)}); "
-                           "pass --resume to continue it or --force to replace it")
-    for name in used:
-        path = run_dir / name
-        shutil.rmtree(path) if path.is_dir() else path.unlink()
-    run_dir.mkdir(parents=True, exist_ok=True)
+    claim_run_dir(run_dir, RUN_FILES, force)
 
 
 def _write_json(path: Path, data: Any) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 import torch
@@ -124,3 +124,20 @@ def load_checkpoint(run_dir: str | Path, buffer_names: tuple[str, ...] = ("onlin
     except (OSError, RuntimeError, ValueError, EOFError) as err:
         raise CheckpointError(f"cannot read checkpoint {directory}: {err}") from None
     return state, buffers
+
+
+def claim_run_dir(run_dir: Path, run_files: Iterable[str], force: bool) -> None:
+    """Make ``run_dir`` ready for a fresh run: refuse to mix runs unless ``force``.
+
+    Any of ``run_files`` already there means another run lives in it: that is an error
+    naming them (continue it with ``--resume``), or with ``force`` they are removed.
+    """
+    used = [name for name in run_files if (run_dir / name).exists()]
+    if used and not force:
+        raise RobotRLError(f"run directory {run_dir} already holds a run ({', '.join(used)}); "
+                           "pass --resume to continue it or --force to replace it")
+    for name in used:
+        path = run_dir / name
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    run_dir.mkdir(parents=True, exist_ok=True)
+

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import random
-import shutil
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from robot_rl.data.spaces import spaces_spec, spec_mismatch
 from robot_rl.errors import ConfigError, RobotRLError
 from robot_rl.training.actor_loop import ActorLoop
 from robot_rl.training.checkpoint import (
-    CheckpointError, checkpoint_exists, config_difference, global_rng_state, load_checkpoint, save_checkpoint,
+    CheckpointError, checkpoint_exists, claim_run_dir, config_difference, global_rng_state, load_checkpoint, save_checkpoint,
     set_global_rng_state)
 from robot_rl.training.evaluation import evaluate
 from robot_rl.training.learner import Learner
@@ -96,14 +95,7 @@ def prepare_run_dir(run_dir: Path, resume: bool, force: bool) -> None:
         if not checkpoint_exists(run_dir) and not (run_dir / "checkpoint.old" / "state.pt").is_file():
             raise CheckpointError(f"--resume: no checkpoint in {run_dir}")
         return
-    used = [name for name in _RUN_FILES if (run_dir / name).exists()]
-    if used and not force:
-        raise RobotRLError(f"run directory {run_dir} already holds a run ({', '.join(used)}); "
-                           "pass --resume to continue it or --force to replace it")
-    for name in used:
-        path = run_dir / name
-        shutil.rmtree(path) if path.is_dir() else path.unlink()
-    run_dir.mkdir(parents=True, exist_ok=True)
+    claim_run_dir(run_dir, _RUN_FILES, force)
 
 
 class Trainer:
