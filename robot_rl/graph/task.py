@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import time
 from typing import Any, Callable, Sequence
 
@@ -25,6 +26,8 @@ from robot_rl.envs.task import EpisodeTask
 from robot_rl.errors import DeviceError
 from robot_rl.graph.latest import Latest, Percentiles, StopRequested
 from robot_rl.graph.robot import TopicRobot
+
+log = logging.getLogger(__name__)
 from robot_rl.graph.topics import task_state_names
 
 RESEND_REQUEST_S = 1.0
@@ -144,6 +147,9 @@ class RobotResetTask(EpisodeTask):
         from robot_rl.reset.robot_reset import RobotReset
 
         self.routine = RobotReset(robot, clock, cfg)
+        if cfg.reset.joint_reset_every:
+            log.warning("reset.joint_reset_every is %d, but joint-space resets run in sim only: this robot "
+                        "gets Cartesian resets (set it to 0 to silence this)", cfg.reset.joint_reset_every)
         self._gripper = (cfg.reset.gripper if cfg.reset.gripper is not None
                          else self.TASK_GRIPPER.get(cfg.task.name, 1.0))
 
