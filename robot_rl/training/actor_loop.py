@@ -43,7 +43,7 @@ class EpisodeStats:
     ret: float
     success: bool
     interventions: int  # intervened steps
-    takeovers: int = 0  # times a person (or the simulated intervener) took over
+    takeovers: int = 0  # times a person (or the simulated intervener) took over, as HumanIntervention counts them
     gt_success: bool | None = None  # the task's own verdict when a reward classifier decides success
 
     @property
@@ -61,8 +61,6 @@ class ActorLoop:
         self.t = 0
         self._ret = 0.0
         self._interventions = 0
-        self._takeovers = 0
-        self._was_intervened = False
         self._seeded = False
         self.last_episode: EpisodeStats | None = None
 
@@ -80,8 +78,7 @@ class ActorLoop:
         if callable(reset_hook):
             reset_hook()
         self.episode_id += 1
-        self.obs, self.t, self._ret, self._interventions, self._takeovers = obs, 0, 0.0, 0, 0
-        self._was_intervened = False
+        self.obs, self.t, self._ret, self._interventions = obs, 0, 0.0, 0
         return obs
 
     def step(self, action: np.ndarray | None = None) -> Step:
@@ -104,13 +101,12 @@ class ActorLoop:
         self.t += 1
         self._ret += step.reward
         self._interventions += int(step.intervened)
-        self._takeovers += int(step.intervened and not self._was_intervened)
-        self._was_intervened = step.intervened
         self.last_episode = None
         if step.last:
             gt = info.get("gt_success")
             self.last_episode = EpisodeStats(self.episode_id, self.t, self._ret, step.success, self._interventions,
-                                             self._takeovers, None if gt is None else bool(gt))
+                                             int(info.get("episode_interventions", 0)),
+                                             None if gt is None else bool(gt))
             self.obs = None
         else:
             self.obs = next_obs
