@@ -76,6 +76,20 @@ class Robot(abc.ABC):
     def hold(self) -> None:
         """Hold the current pose."""
 
+    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> None:
+        """Pull the arm's redundant (null-space) motion toward joint angles ``q``.
+
+        The Cartesian target still holds the TCP, so the TCP stays where the controller
+        keeps it while the elbow moves: that is how a joint-space reset runs through the
+        same law, safety box, error clip and watchdog as the policy. ``stiffness`` is the
+        null-space stiffness in Nm/rad (damping 2*sqrt(stiffness)); None keeps the
+        configured one. ``q=None`` restores the configured posture and gains
+        (``robot.controller.rest_posture``, ``nullspace_stiffness``); so does the
+        controller's watchdog hold. A malformed or non-finite ``q`` raises ValueError.
+        Backends without a null-space posture raise NotImplementedError.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot set a null-space posture")
+
     def recover(self) -> None:
         """Clear a fault (see :class:`robot_rl.errors.RobotFault`) and restart the
         controller at the measured pose; raises RobotFault if the arm stays faulted.

@@ -5,17 +5,26 @@ robot, then serves commands from its parent over a pipe (``start`` a torque sess
 ``recover`` after a reflex, ``close``). A session (:meth:`TorqueLoop.run_session`) runs
 until the parent asks it to stop or the robot raises:
 
-    readOnce -> ArmState (Coriolis as bias) -> new target? -> CartesianImpedanceController
-    -> writeOnce(Torques) -> publish state and timing
+    readOnce -> ArmState (Coriolis as bias) -> new target, hold or posture? ->
+    CartesianImpedanceController -> writeOnce(Torques) -> publish state and timing
 
 The controller is robot_rl's shared one (:mod:`robot_rl.control`), so the law, the
 safety box, the pose-error clip, the torque-rate limit and the watchdog are the same as
 in sim. A session never moves before it has a state: its first target is the pose of
 the first state it reads, and targets written before the session began are ignored.
 
-The loop talks to its parent only through lock-free shared memory (targets in; state
-and timing statistics out; see :mod:`robot_rl_drivers.robots.shared`), so a slow parent
-can never delay a cycle. Why a process and not a thread: the parent (env, policy,
+Posture (the joint-space reset): the parent may replace the null-space rest posture and
+its stiffness (:meth:`CartesianImpedanceController.set_posture`) while the Cartesian
+target keeps holding the TCP. Like a target, a posture written before a session began is
+ignored: every session starts with the configured posture and gains. The controller's
+watchdog hold restores them too. A posture the controller refuses is logged and counted
+(``rejected_postures``), never raised: the parent validates before writing, and the loop
+must not die of a bad value.
+
+The loop talks to its parent only through lock-free shared memory (in: targets, hold
+requests, postures; out: state, including whether a posture override is active, and
+timing statistics; see :mod:`robot_rl_drivers.robots.shared`), so a slow parent can never
+delay a cycle. Why a process and not a thread: the parent (env, policy,
 ROS or DDS, image handling) holds the GIL for milliseconds at a time.
 
 Times: the controller's clock (watchdog) is the robot's own (``RobotState.time``); the
@@ -50,10 +59,12 @@ log = logging.getLogger("robot_rl_drivers.robots.franka_loop")
 CYCLE_S = 1e-3  # the Franka's control cycle
 
 TARGET = Layout(pos=3, quat=4)
+# active=0: back to the configured posture and gains; stiffness NaN: keep the configured one.
+POSTURE = Layout(q=7, stiffness=1, active=1)
 STATE = Layout(stamp=1, robot_time=1, pos=3, quat=4, twist=6, wrench=6, q=7, dq=7, tau=7,
-               target_pos=3, target_quat=4, holding=1, session=1, cycle=1, success_rate=1)
+               target_pos=3, target_quat=4, holding=1, posture=1, session=1, cycle=1, success_rate=1)
 STATS = Layout(cycles=1, late=1, missed=1, max_period=1, max_compute=1, ring_next=1, watchdog_holds=1,
-               box_clipped=1, error_clipped=1, rejected=1, success_rate=1, session=1)
+               box_clipped=1, error_clipped=1, rejected=1, rejected_postures=1, success_rate=1, session=1)
 # Counters written by the parent and read by the loop.
 CTRL_STOP, CTRL_HOLD, CTRL_SIZE = 0, 1, 2
 
@@ -63,6 +74,7 @@ class LoopChannels:
     """The shared memory of one loop process (created by the parent, inherited by the child)."""
 
     target: SeqBlock
+    posture: SeqBlock
     state: SeqBlock
     stats: SeqBlock
     periods: Counters  # ring buffer of cycle periods (s)
@@ -71,8 +83,9 @@ class LoopChannels:
 
     @classmethod
     def create(cls, window: int, ctx: Any) -> "LoopChannels":
-        return cls(SeqBlock(TARGET.size, ctx), SeqBlock(STATE.size, ctx), SeqBlock(STATS.size, ctx),
-                   Counters(window, ctx), Counters(window, ctx), Counters(CTRL_SIZE, ctx))
+        return cls(SeqBlock(TARGET.size, ctx), SeqBlock(POSTURE.size, ctx), SeqBlock(STATE.size, ctx),
+                   SeqBlock(STATS.size, ctx), Counters(window, ctx), Counters(window, ctx),
+                   Counters(CTRL_SIZE, ctx))
 
 
 @dataclass
@@ -103,8 +116,10 @@ class TorqueLoop:
         self.max_period = 0.0
         self.max_compute = 0.0
         self.success_rate = 1.0
+        self.rejected_postures = 0
         self.last_state: Any = None
         self._target_seen = 0
+        self._posture_seen = 0
         self._hold_seen = 0.0
         self._state_buf = np.zeros(STATE.size)
         self._stats_buf = np.zeros(STATS.size)
@@ -115,6 +130,7 @@ class TorqueLoop:
         self.session += 1
         ctrl = CartesianImpedanceController(self.cfg.controller, self.box)
         self._target_seen = self.ch.target.seq  # a target written before this session is stale
+        self._posture_seen = self.ch.posture.seq  # so is a posture
         self._hold_seen = self.ch.control.view[CTRL_HOLD]
         self.ch.control.view[CTRL_STOP] = 0.0
         torques = self.lib.Torques
@@ -152,15 +168,31 @@ class TorqueLoop:
             gc.enable()
 
     def _take_parent_commands(self, ctrl: CartesianImpedanceController, arm: Any, now: float) -> None:
-        """A new target (clipped to the box by the controller) or a hold request, if any."""
+        """A new target (clipped to the box by the controller), posture or hold request, if any."""
         seq = self.ch.target.seq
         if seq != self._target_seen and seq % 2 == 0:
             values, self._target_seen = self.ch.target.read()
             ctrl.set_target(values[TARGET["pos"]], values[TARGET["quat"]], now)
+        seq = self.ch.posture.seq
+        if seq != self._posture_seen and seq % 2 == 0:
+            values, self._posture_seen = self.ch.posture.read()
+            self._set_posture(ctrl, values)
         hold = self.ch.control.view[CTRL_HOLD]
         if hold != self._hold_seen:
             self._hold_seen = hold
             ctrl.hold(arm, now)
+
+    def _set_posture(self, ctrl: CartesianImpedanceController, values: np.ndarray) -> None:
+        """Apply a POSTURE block; a value the controller refuses is logged and counted."""
+        if values[POSTURE["active"]][0] == 0.0:
+            ctrl.set_posture(None)
+            return
+        stiffness = float(values[POSTURE["stiffness"]][0])
+        try:
+            ctrl.set_posture(values[POSTURE["q"]], None if np.isnan(stiffness) else stiffness)
+        except ValueError as err:
+            self.rejected_postures += 1
+            log.error("rejected a posture (%s); the null space keeps its posture", err)
 
     def _record_timing(self, cycle: int, period: float, compute: float, robot_dt: float, state: Any) -> None:
         slot = self.cycles % self.window
@@ -182,7 +214,8 @@ class TorqueLoop:
         STATE.pack(self._state_buf, stamp=time.time(), robot_time=state.time.to_sec(), pos=arm.pos,
                    quat=arm.quat, twist=arm.jac @ arm.dq, wrench=state.O_F_ext_hat_K, q=arm.q, dq=arm.dq,
                    tau=tau, target_pos=ctrl.target_pos, target_quat=ctrl.target_quat,
-                   holding=float(ctrl.holding), session=self.session, cycle=cycle,
+                   holding=float(ctrl.holding), posture=float(ctrl.posture_override),
+                   session=self.session, cycle=cycle,
                    success_rate=self.success_rate)
         self.ch.state.write(self._state_buf)
         s = ctrl.stats
@@ -190,7 +223,8 @@ class TorqueLoop:
                    max_period=self.max_period, max_compute=self.max_compute,
                    ring_next=self.cycles, watchdog_holds=s.watchdog_holds,
                    box_clipped=s.box_clipped_targets, error_clipped=s.error_clipped_cycles,
-                   rejected=s.rejected_targets, success_rate=self.success_rate, session=self.session)
+                   rejected=s.rejected_targets, rejected_postures=self.rejected_postures,
+                   success_rate=self.success_rate, session=self.session)
         self.ch.stats.write(self._stats_buf)
 
 

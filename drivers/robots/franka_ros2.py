@@ -6,7 +6,9 @@ topics, through robot_rl's node layer (:mod:`robot_rl.ros`, rclpy or the DDS fac
 
 * in: the TCP pose (``geometry_msgs/PoseStamped``), ``/joint_states`` and optionally a
   TCP wrench (``geometry_msgs/WrenchStamped``);
-* out: the target pose (``geometry_msgs/PoseStamped``), re-sent at ``publish_hz``.
+* out: the target pose (``geometry_msgs/PoseStamped``), re-sent at ``publish_hz``, and
+  the null-space reference posture (``sensor_msgs/JointState`` on ``posture_topic``,
+  CRISP's ``target_joint``), published when it changes (see below).
 
 The safety rules hold as in the torque mode, applied to the target before it leaves:
 the goal is clipped to the safety box, and the published target is the measured pose
@@ -14,6 +16,24 @@ plus the pose error clipped per axis (``controller.error_clip_mm`` / ``_rad``), 
 remote spring never pulls harder than ``K * clip``. Nothing is published before the
 first pose and joint state arrive (the first target is the measured pose), and when
 ``command`` stops for ``controller.watchdog_s`` the goal becomes the measured pose.
+
+Posture (:meth:`FrankaRos2ControlRobot.set_posture`, the joint-space reset): the target
+pose keeps holding the TCP while the controller's null-space reference ``q_ref`` moves,
+so the elbow is brought back by the same law, box and clip as the policy. The posture
+goes out once per call: CRISP keeps the last one it got, so it is not re-sent with the
+target. CRISP reads ``position`` in the order of its ``joints`` parameter and ignores
+the names (we send ``<joint_prefix>1..7``, which is that order), and it would take
+``velocity`` as ``dq_ref``, so the message carries positions only. Until the first
+posture the controller holds its own (CRISP: the joints at activation); ``q=None``
+publishes ``robot.controller.rest_posture``, and so does the watchdog hold below and
+:meth:`~FrankaRos2ControlRobot.close`, once, when a posture set by a caller is active.
+The null-space stiffness is the controller's parameter (CRISP: ``nullspace.stiffness``)
+and the node layer has no parameter services, so a ``stiffness`` passed to
+``set_posture`` is not applied (a warning says so, once): if the joint reset is too
+slow, raise that parameter in the controller's configuration. CRISP ignores a topic
+with more than one publisher, so nothing else may publish on ``posture_topic``. A
+controller restarted by :meth:`~FrankaRos2ControlRobot.recover` starts from its own
+reference again, so after ``recover`` no posture counts as set.
 
 Faults: the arm's reflexes are not on these topics, but a stopped controller stops the
 state stream: state older than ``state_timeout_s`` is a
@@ -50,6 +70,13 @@ log = logging.getLogger("robot_rl_drivers.robots.franka_ros2")
 TWIST_SMOOTHING = 0.3  # weight of the newest finite-difference twist
 
 
+def posture_msg(names: list[str], q: np.ndarray, t: float) -> Any:
+    """``sensor_msgs/JointState`` with positions only: a null-space reference, not a state."""
+    from robot_rl.ros import convert
+
+    return convert.posture_msg(names, q, None, t)
+
+
 def clip_toward(goal_pos: np.ndarray, goal_quat: np.ndarray, pos: np.ndarray, quat: np.ndarray,
                 clip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The pose at most ``clip`` (per axis: metres, then radians) from the measured one, toward the goal."""
@@ -75,6 +102,9 @@ class FrankaRos2ControlRobot(Robot):
         self.clip = np.concatenate([np.asarray(c.error_clip_mm) / 1000.0, np.asarray(c.error_clip_rad)])
         self.watchdog_s = c.watchdog_s
         self._joint_names = [f"{self.s.joint_prefix}{i}" for i in range(1, 8)]
+        self.rest_posture = np.asarray(c.rest_posture, dtype=np.float64)
+        self._posture_override = False  # a caller's posture is active on the controller
+        self._stiffness_warned = False
         self._lock = threading.Lock()
         self._pose: Optional[tuple[np.ndarray, np.ndarray, float]] = None  # pos, quat, stamp
         self._pose_arrival = 0.0  # monotonic
@@ -92,6 +122,8 @@ class FrankaRos2ControlRobot(Robot):
         self.box_clipped_targets = 0
         self.rejected_targets = 0
         self._pub = node.create_publisher(msgs.PoseStamped, self.s.target_topic, 1)
+        self._posture_pub = (node.create_publisher(msgs.JointState, self.s.posture_topic, 1)
+                             if self.s.posture_topic else None)
         self._subs = [node.create_subscription(msgs.PoseStamped, self.s.pose_topic, self._on_pose, 10),
                       node.create_subscription(msgs.JointState, self.s.joint_states_topic, self._on_joints, 10)]
         if self.s.wrench_topic:
@@ -164,9 +196,17 @@ class FrankaRos2ControlRobot(Robot):
                 self.watchdog_holds += 1
                 self._goal = self.box.clip(pos, quat)[:2]
                 self._holding = True
+                self._restore_posture()  # whoever moved the posture is gone too
             target_pos, target_quat = clip_toward(self._goal[0], self._goal[1], pos, quat, self.clip)
         self._pub.publish(convert.pose_stamped_msg(target_pos, target_quat, time.time(), self.s.frame_id))
         self.published += 1
+
+    def _restore_posture(self) -> None:
+        """Publish the configured posture if a caller's is active; call with ``_lock`` held."""
+        if self._posture_override and self._posture_pub is not None:
+            self._posture_pub.publish(posture_msg(self._joint_names, self.rest_posture, time.time()))
+            self._posture_override = False
+            log.info("Franka (ros2_control): null-space posture back to robot.controller.rest_posture")
 
     # ------------------------------------------------------------------ Robot
 
@@ -229,6 +269,42 @@ class FrankaRos2ControlRobot(Robot):
         if gripper is not None and self.gripper is not None and np.isfinite(gripper):
             self.gripper.command(float(gripper))
 
+    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> None:
+        """Publish ``q`` (7 joint angles, rad) as the controller's null-space reference.
+
+        See the module docstring. ``q=None`` publishes ``robot.controller.rest_posture``.
+        Order of checks: no ``posture_topic`` is NotImplementedError; a fault or missing
+        state raises as in :meth:`command`; then a ``q`` that is not 7 finite values, or
+        a negative or non-finite ``stiffness``, is ValueError; nothing is published then.
+        A valid ``stiffness`` cannot be applied (the controller's own null-space
+        stiffness parameter holds) and logs a warning on first use.
+        """
+        if self._posture_pub is None:
+            raise NotImplementedError("Franka (ros2_control): robot.hardware.ros2_control.posture_topic is null, so "
+                                      "the controller takes no null-space posture (CRISP's is /target_joint)")
+        self._check()
+        if q is None:
+            posture = self.rest_posture
+        else:
+            try:
+                posture = np.asarray(q, dtype=np.float64)
+            except (TypeError, ValueError):
+                posture = np.full(0, np.nan)
+            if posture.shape != (7,) or not np.all(np.isfinite(posture)):
+                raise ValueError(f"Franka (ros2_control): a posture needs 7 finite joint angles, got {q!r}")
+        if stiffness is not None:
+            k = float(stiffness)
+            if not np.isfinite(k) or k < 0.0:
+                raise ValueError(f"Franka (ros2_control): a null-space stiffness must be finite and >= 0, "
+                                 f"got {stiffness}")
+            if not self._stiffness_warned:
+                self._stiffness_warned = True
+                log.warning("Franka (ros2_control): null-space stiffness %g Nm/rad not applied: the controller's own "
+                            "parameter holds (CRISP: nullspace.stiffness; raise it there for faster joint resets)", k)
+        with self._lock:  # one critical section with the watchdog's restore, so they cannot interleave
+            self._posture_pub.publish(posture_msg(self._joint_names, posture, time.time()))
+            self._posture_override = q is not None
+
     def hold(self) -> None:
         with self._lock:
             if self._pose is not None:
@@ -259,14 +335,21 @@ class FrankaRos2ControlRobot(Robot):
             self._pose_arrival = self._joints_arrival = 0.0
             self._pose = self._joints = None
             self._fault = None
+            self._posture_override = False  # a restarted controller starts from its own reference
         self.wait_until_ready()
         log.info("Franka (ros2_control): recovered")
 
     def close(self) -> None:
-        """Hold (one last target: the measured pose), then leave the caller's node as it was."""
+        """Hold (one last target: the measured pose, and the configured posture if a caller
+        changed it), then leave the caller's node as it was."""
         self.hold()
         self._tick()
+        with self._lock:
+            if self._fault is None and self.ready:
+                self._restore_posture()
         handles = [(self.node.destroy_timer, self._timer), (self.node.destroy_publisher, self._pub)]
+        if self._posture_pub is not None:
+            handles.append((self.node.destroy_publisher, self._posture_pub))
         handles += [(self.node.destroy_subscription, sub) for sub in self._subs]
         for destroy, handle in handles:
             try:

@@ -3,13 +3,20 @@
 :class:`FrankaTorqueRobot` is the :class:`~robot_rl.interfaces.Robot` the env sees. It
 starts the torque loop process (:mod:`robot_rl_drivers.robots.franka_loop`), which owns
 the libfranka connection and runs the shared Cartesian impedance law, and talks to it
-through shared memory (targets in, state and timing out) and a pipe (start, recover,
-close). The Franka Hand runs in this process (:mod:`.franka_gripper`): its calls block
-for whole motions and have no business in a 1 kHz loop.
+through shared memory (targets, hold requests and null-space postures in; state and
+timing out) and a pipe (start, recover, close). The Franka Hand runs in this process
+(:mod:`.franka_gripper`): its calls block for whole motions and have no business in a
+1 kHz loop.
 
 Start-up: connect (``connect_timeout_s``), start a torque session, and return only once
 the loop has published its first state. The loop's first target is that state's pose,
 so constructing the robot never moves it.
+
+Posture (:meth:`FrankaTorqueRobot.set_posture`, the joint-space reset): the posture and
+null-space stiffness cross into the loop and replace the controller's configured ones
+while the Cartesian target keeps holding the TCP; ``posture_override`` says whether the
+loop runs with one. Every torque session, the first and each one :meth:`recover`
+starts, begins with the configured posture: a posture written before it is ignored.
 
 Faults: a reflex or error ends the torque session; from then on ``state()`` and
 ``command()`` raise :class:`~robot_rl_drivers.robots.faults.RobotFault` (contract in
@@ -39,6 +46,7 @@ from robot_rl_drivers.robots.franka_gripper import FrankaGripper
 from robot_rl_drivers.robots.franka_loop import (
     CTRL_HOLD,
     CTRL_STOP,
+    POSTURE,
     STATE,
     STATS,
     LoopArgs,
@@ -69,6 +77,7 @@ class LoopStats:
     box_clipped_targets: int
     error_clipped_cycles: int
     rejected_targets: int
+    rejected_postures: int  # postures the loop's controller refused (the parent validates first)
     sessions: int
 
     def summary(self) -> str:
@@ -257,6 +266,44 @@ class FrankaTorqueRobot(Robot):
         if gripper is not None and self.gripper is not None and np.isfinite(gripper):
             self.gripper.command(float(gripper))
 
+    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> None:
+        """Pull the null space toward ``q`` (7 joint angles, rad) with ``stiffness`` (Nm/rad).
+
+        The contract is :meth:`robot_rl.interfaces.Robot.set_posture`. The loop applies it
+        within a cycle or two; ``q=None`` restores the configured posture and gains, and
+        so do the loop's watchdog hold and the start of every torque session (a posture
+        written before a session began does not apply to it). Order of checks: a fault
+        raises RobotFault as in :meth:`command`; then a ``q`` that is not 7 finite values,
+        or a ``stiffness`` that is not finite and >= 0, raises ValueError and nothing is
+        written.
+        """
+        self._check_fault()
+        values = np.zeros(POSTURE.size)
+        if stiffness is not None:
+            try:
+                k = float(stiffness)
+            except (TypeError, ValueError):
+                k = float("nan")
+            if not np.isfinite(k) or k < 0.0:
+                raise ValueError(f"Franka at {self.hw.ip}: a null-space stiffness must be finite and >= 0, "
+                                 f"got {stiffness!r}")
+        if q is not None:
+            try:
+                posture = np.asarray(q, dtype=np.float64)
+            except (TypeError, ValueError):
+                posture = np.full(0, np.nan)
+            if posture.shape != (7,) or not np.all(np.isfinite(posture)):
+                raise ValueError(f"Franka at {self.hw.ip}: a posture needs 7 finite joint angles, got "
+                                 f"{' '.join(repr(q).split())}")
+            POSTURE.pack(values, q=posture, stiffness=np.nan if stiffness is None else k, active=1.0)
+        self._ch.posture.write(values)
+
+    @property
+    def posture_override(self) -> bool:
+        """Whether the loop's controller runs with a posture from :meth:`set_posture` (as last published)."""
+        values, _ = self._ch.state.read()
+        return bool(values[STATE["posture"]][0])
+
     def hold(self) -> None:
         """The loop makes the pose it measures next its target. Never raises a fault."""
         self._ch.control.view[CTRL_HOLD] += 1.0
@@ -303,6 +350,7 @@ class FrankaTorqueRobot(Robot):
             box_clipped_targets=int(v[STATS["box_clipped"]][0]),
             error_clipped_cycles=int(v[STATS["error_clipped"]][0]),
             rejected_targets=int(v[STATS["rejected"]][0]) + self.rejected_targets,
+            rejected_postures=int(v[STATS["rejected_postures"]][0]),
             sessions=int(v[STATS["session"]][0]),
         )
 

@@ -151,9 +151,13 @@ class Ros2ControlSettings:
     """Mode ``ros2_control``: a Cartesian impedance controller running in ros2_control
     (CRISP's ``cartesian_impedance_controller``, or a franka_ros2 one) does the 1 kHz
     work; we publish its target pose and read the state it publishes. The defaults are
-    CRISP's topics (``target_pose`` in, ``current_pose`` from its pose broadcaster)."""
+    CRISP's topics (``target_pose`` and ``target_joint``, the null-space posture, in;
+    ``current_pose`` from its pose broadcaster)."""
 
     target_topic: str = param("/target_pose", doc="geometry_msgs/PoseStamped to the controller")
+    posture_topic: Optional[str] = param(
+        "/target_joint", doc="sensor_msgs/JointState: the controller's null-space reference posture "
+        "(set_posture, the joint reset); null = the controller takes none, set_posture is refused")
     pose_topic: str = param("/current_pose", doc="geometry_msgs/PoseStamped of the TCP, from the robot")
     joint_states_topic: str = "/joint_states"
     wrench_topic: Optional[str] = param(None, doc="geometry_msgs/WrenchStamped at the TCP; null = report zeros")

@@ -9,8 +9,8 @@
 * ``auto``: ``teleport`` in sim (fast training), ``scripted`` on hardware.
 
 Every pose a reset may command is checked against the safety box when the config is
-loaded (:func:`check_reset_poses`), so a reset pose outside the box is a config error,
-not a surprise on the robot.
+loaded (:func:`check_reset_poses`), and the joint reset's angles against the arm's joint
+limits, so a reset pose outside the box is a config error, not a surprise on the robot.
 """
 
 from __future__ import annotations
@@ -82,8 +82,12 @@ class ResetConfig:
                                          "for PegInsert)")
     joint_reset_every: int = param(20, min=0, doc="a full joint-space reset every N resets; 0 never")
     joint_reset_q: Optional[tuple[float, float, float, float, float, float, float]] = param(
-        None, doc="joint angles of the joint reset; null: the backend solves them for the reset pose")
-    joint_reset_stiffness: float = param(40.0, min=0.0, doc="sim: null-space stiffness during a joint reset, Nm/rad")
+        None, doc="joint angles (rad) of the joint reset, a posture of robot.reset_pos (`robot-rl franka check` "
+                  "prints an arm's joints); null: in sim, IK for the reset pose; on a real arm, "
+                  "robot.controller.rest_posture, as close as the held reset pose allows")
+    joint_reset_stiffness: float = param(40.0, min=0.0, max=200.0,
+                                         doc="null-space stiffness while a joint reset pulls the elbow, Nm/rad "
+                                             "(a ros2_control controller uses its own)")
     joint_tolerance: float = param(0.03, min=0.001, max=1.0, doc="radians: a joint reset has arrived")
     forward_backward: ForwardBackwardConfig = field(default_factory=ForwardBackwardConfig)
 
@@ -141,3 +145,10 @@ def check_reset_poses(cfg: "Config") -> None:
     if yaw_range > 0 and (-yaw_range < ws.rot_low[2] or yaw_range > ws.rot_high[2]):
         raise ValueError(f"reset yaw +-{yaw_range} rad leaves the workspace box's rotation limits about z "
                          f"[{ws.rot_low[2]}, {ws.rot_high[2]}]")
+    if cfg.reset.joint_reset_q is not None:
+        from robot_rl.sim.model import JOINT_LIMITS  # the Panda's published limits; imports no MuJoCo
+
+        for i, (qi, (lo, hi)) in enumerate(zip(cfg.reset.joint_reset_q, JOINT_LIMITS)):
+            if not lo <= qi <= hi:
+                raise ValueError(f"reset.joint_reset_q joint {i + 1} is {qi} rad, outside the arm's limits "
+                                 f"[{lo}, {hi}]")

@@ -21,7 +21,7 @@ torque for rate limiting, and a watchdog that holds the current pose when target
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -127,7 +127,8 @@ class CartesianImpedanceController:
     def __init__(self, cfg: ControllerConfig, box: SafetyBox, watchdog: bool = True) -> None:
         self.cfg = cfg
         self.box = box
-        self.gains = ImpedanceGains.from_config(cfg)
+        self.base_gains = ImpedanceGains.from_config(cfg)
+        self.gains = self.base_gains
         self.watchdog_enabled = watchdog
         self.stats = ControllerStats()
         self.target_pos: np.ndarray | None = None
@@ -176,6 +177,32 @@ class CartesianImpedanceController:
         self._hold_next = self.started
         return False
 
+    @property
+    def posture_override(self) -> bool:
+        """True while :meth:`set_posture` has replaced the configured null-space posture."""
+        return self.gains is not self.base_gains
+
+    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> None:
+        """Pull the null space toward ``q`` with ``stiffness`` (Nm/rad); None restores the config.
+
+        Only the null-space term changes: the Cartesian spring, its error clip, the box
+        and the torque limits stay as they are, so the TCP keeps its target. Raises
+        ValueError for a malformed or non-finite posture or stiffness (nothing changes).
+        """
+        if q is None:
+            self.gains = self.base_gains
+            return
+        q = np.asarray(q, dtype=np.float64)
+        base = self.base_gains
+        if q.shape != base.rest_posture.shape or not np.all(np.isfinite(q)):
+            raise ValueError(f"a posture needs {base.rest_posture.shape[0]} finite joint angles, got "
+                             f"{np.round(q, 4).tolist()}")
+        k = base.nullspace_stiffness if stiffness is None else float(stiffness)
+        if not np.isfinite(k) or k < 0.0:
+            raise ValueError(f"a null-space stiffness must be finite and >= 0, got {stiffness}")
+        damping = base.nullspace_damping if stiffness is None else 2.0 * float(np.sqrt(k))
+        self.gains = replace(base, rest_posture=q, nullspace_stiffness=k, nullspace_damping=damping)
+
     def hold(self, arm: ArmState, now: float) -> None:
         """Make the measured pose the target, exactly: holding never moves the arm."""
         self.target_pos, self.target_quat = np.array(arm.pos, dtype=np.float64), quat_normalize(arm.quat)
@@ -194,6 +221,7 @@ class CartesianImpedanceController:
             log.warning("no target for %.3f s: holding the current pose", now - self.last_target_time)
             self.stats.watchdog_holds += 1
             self.hold(arm, now)
+            self.set_posture(None)  # whoever moved the posture is gone too
         out = impedance_torque(arm, self.target_pos, self.target_quat, self.gains, self.prev_tau_cmd, dt)
         self.prev_tau_cmd = out.tau_cmd
         self.last_output = out

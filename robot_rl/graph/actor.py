@@ -86,6 +86,7 @@ class Senders:
     target: Callable[[np.ndarray, np.ndarray], None]
     gripper: Callable[[float], None]
     reset: Optional[Callable[[str], None]] = None  # sim only
+    posture: Optional[Callable[[Optional[np.ndarray], Optional[float]], None]] = None  # joint resets
 
 
 @dataclass
@@ -102,7 +103,8 @@ def make_topic_parts(cfg: Config, topics: dict[str, Any], senders: Senders, *, a
     ros = cfg.ros
     cancel = threading.Event()
     robot = TopicRobot(senders.target, senders.gripper, state_timeout_s=ros.state_timeout_s,
-                       wait_timeout_s=ros.startup_timeout_s, pose_topic=topics["tcp_pose"], cancel=cancel)
+                       wait_timeout_s=ros.startup_timeout_s, pose_topic=topics["tcp_pose"], cancel=cancel,
+                       send_posture=senders.posture)
     cameras = {}
     for name in actor_cameras(cfg):
         c = cfg.cameras[name]

@@ -18,6 +18,11 @@ The rules:
   between ``watchdog_s`` and ``watchdog_s`` + one state period after the last target.
   ``status()`` reports the wall times of the last target and of the hold's start, and
   :meth:`pop_events` the hold itself, for the node to publish at once.
+* **Posture.** :meth:`on_posture` hands a joint reset's null-space posture to
+  ``robot.set_posture`` (a malformed one is rejected and counted; a robot that has no
+  posture says so once). The watchdog's hold, a restart and a fault restore the
+  configured posture: whoever was moving the elbow has stopped talking. Its start and
+  end are events (``{"event": "posture", "active": ...}``).
 * **Faults.** A :class:`~robot_rl.errors.RobotFault` from the robot stops the state
   stream (the actor sees its state go stale and ends the episode as failed);
   ``recover()`` is tried every ``recover_every_s`` until it succeeds, after which the
@@ -56,11 +61,14 @@ class ControllerCore:
         self.fault: Optional[str] = None
         self._fault_at = 0.0
         self._events: list[dict[str, Any]] = []
-        self.counts = {"targets": 0, "gripper_commands": 0, "ignored_before_state": 0, "ignored_in_fault": 0,
-                       "watchdog_holds": 0, "faults": 0, "recoveries": 0}
+        self.posture_active = False
+        self.counts = {"targets": 0, "gripper_commands": 0, "postures": 0, "rejected_postures": 0,
+                       "ignored_before_state": 0, "ignored_in_fault": 0, "watchdog_holds": 0, "faults": 0,
+                       "recoveries": 0}
 
     def restart(self) -> None:
         """Forget the target and the pose: after a sim reset or a recovery the arm is elsewhere."""
+        self.release_posture()
         self.state = None
         self._target = None
         self._last_target_at = None
@@ -87,6 +95,7 @@ class ControllerCore:
             self.counts["watchdog_holds"] += 1
             log.warning("no target for %.3f s: holding the current pose", now - self._last_target_at)
             self._hold(state, "watchdog")
+            self.release_posture()
         return state
 
     # --- commands ---------------------------------------------------------------------
@@ -116,6 +125,41 @@ class ControllerCore:
             self._command(*pose)
         return True
 
+    def on_posture(self, q: Optional[np.ndarray], stiffness: Optional[float] = None) -> bool:
+        """A null-space posture (None: the configured one back); False when it was not applied."""
+        if not self._accepting():
+            return False
+        try:
+            self.robot.set_posture(q, stiffness)
+        except ValueError as err:
+            self.counts["rejected_postures"] += 1
+            log.error("rejected a posture: %s", err)
+            return False
+        except NotImplementedError as err:
+            self.counts["rejected_postures"] += 1
+            if self.counts["rejected_postures"] == 1:
+                log.error("a posture arrived, but %s (joint resets need one)", err)
+            return False
+        except RobotFault as fault:
+            self._on_fault(fault, self._clock())
+            return False
+        if self.posture_active != (q is not None):
+            self._events.append({"event": "posture", "active": q is not None, "stamp": self._wall()})
+        self.posture_active = q is not None
+        self.counts["postures"] += 1
+        return True
+
+    def release_posture(self) -> None:
+        """Back to the configured posture, if a posture was set (never raises a fault)."""
+        if not self.posture_active:
+            return
+        self.posture_active = False
+        self._events.append({"event": "posture", "active": False, "stamp": self._wall()})
+        try:
+            self.robot.set_posture(None)
+        except (RobotFault, NotImplementedError) as err:
+            log.warning("could not restore the configured posture: %s", err)
+
     # --- reporting --------------------------------------------------------------------
 
     def pop_events(self) -> list[dict[str, Any]]:
@@ -124,6 +168,7 @@ class ControllerCore:
 
     def status(self) -> dict[str, Any]:
         return {"holding": self.holding, "has_state": self.state is not None, "fault": self.fault,
+                "posture_active": self.posture_active,
                 "watchdog_s": self.watchdog_s, "last_target_wall": self.last_target_wall,
                 "hold_started_wall": self.hold_started_wall, **self.counts}
 
@@ -156,6 +201,7 @@ class ControllerCore:
                              "tcp_pos": [round(float(v), 6) for v in state.tcp_pos]})
 
     def _on_fault(self, fault: RobotFault, now: float) -> None:
+        self.posture_active = False  # a backend restarts from its configured posture after recovery
         if self.fault is None:
             self.counts["faults"] += 1
             log.error("robot fault: %s", fault)

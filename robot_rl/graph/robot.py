@@ -66,8 +66,10 @@ class TopicRobot(Robot):
     def __init__(self, send_target: Callable[[np.ndarray, np.ndarray], None], send_gripper: Callable[[float], None],
                  *, state_timeout_s: float, wait_timeout_s: float, pose_topic: str = "/robot/tcp_pose",
                  cancel: threading.Event | None = None, clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time) -> None:
+                 wall: Callable[[], float] = time.time,
+                 send_posture: Optional[Callable[[Optional[np.ndarray], Optional[float]], None]] = None) -> None:
         self._send_target, self._send_gripper = send_target, send_gripper
+        self._send_posture = send_posture
         self.cancel = cancel or threading.Event()  # set: every wait raises StopRequested
         self.state_timeout_s, self.wait_timeout_s = state_timeout_s, wait_timeout_s
         self.pose_topic = pose_topic
@@ -154,6 +156,18 @@ class TopicRobot(Robot):
         with self._send_lock:
             self._target = (pose[0].copy(), pose[1].copy())
             self._send_locked()
+
+    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> None:
+        """Send a joint reset's null-space posture on ``/robot/posture`` (the controller applies it)."""
+        if self._send_posture is None:
+            raise NotImplementedError("this actor has no posture topic")
+        if self.cancel.is_set() and q is not None:
+            raise StopRequested()
+        if q is not None:
+            q = np.asarray(q, dtype=float)
+            if q.shape != (7,) or not np.all(np.isfinite(q)):
+                raise ValueError(f"a posture needs 7 finite joint angles, got {np.round(q, 4).tolist()}")
+        self._send_posture(q, stiffness)
 
     def recover(self) -> None:
         """Wait for the controller to publish again (a fresh state arrives), then hold where the arm is."""

@@ -8,8 +8,9 @@ one; ``task_state``/``success`` are the newest ``/sim/task_state``. The scripted
 need nothing else, so they drive the sim through topics exactly as they drive MuJoCo.
 
 :class:`RobotResetTask` is a real robot's: each reset is robot_rl's scripted robot reset
-through the same :class:`~robot_rl.graph.robot.TopicRobot`; success comes from the
-reward classifier (``reward.classifier_path``) or the human's label.
+through the same :class:`~robot_rl.graph.robot.TopicRobot`, with its joint resets sent as
+null-space postures on ``/robot/posture``; success comes from the reward classifier
+(``reward.classifier_path``) or the human's label.
 """
 
 from __future__ import annotations
@@ -144,12 +145,11 @@ class RobotResetTask(EpisodeTask):
     TASK_GRIPPER = {"PickCube": 1.0, "PegInsert": 0.0}
 
     def __init__(self, cfg: Any, robot: TopicRobot, clock: Any) -> None:
+        from robot_rl.reset.joint_reset import PostureJointMover
         from robot_rl.reset.robot_reset import RobotReset
 
-        self.routine = RobotReset(robot, clock, cfg)
-        if cfg.reset.joint_reset_every:
-            log.warning("reset.joint_reset_every is %d, but joint-space resets run in sim only: this robot "
-                        "gets Cartesian resets (set it to 0 to silence this)", cfg.reset.joint_reset_every)
+        mover = PostureJointMover(robot, cfg) if cfg.reset.joint_reset_every else None
+        self.routine = RobotReset(robot, clock, cfg, mover)
         self._gripper = (cfg.reset.gripper if cfg.reset.gripper is not None
                          else self.TASK_GRIPPER.get(cfg.task.name, 1.0))
 

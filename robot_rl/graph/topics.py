@@ -15,6 +15,11 @@ Robot plane (real hardware and sim alike), topic: type (publisher):
   ``TwistStamped``, ``WrenchStamped`` (controller / sim node)
 * ``/robot/target_pose``: ``geometry_msgs/PoseStamped`` (actor -> controller)
 * ``/robot/gripper/command``: ``std_msgs/Float64``, 0 closed .. 1 open (actor -> controller)
+* ``/robot/posture``: ``sensor_msgs/JointState`` (actor -> controller), the null-space
+  posture of a joint reset (:meth:`robot_rl.interfaces.Robot.set_posture`): ``position``
+  the 7 arm joint angles, ``effort`` the null-space stiffness in Nm/rad, the same for
+  every joint (empty: the controller's configured one); an empty ``position`` restores
+  the configured posture. The controller's watchdog hold restores it too.
 * ``/spacenav/twist``, ``/spacenav/joy``: ``geometry_msgs/Twist``, ``sensor_msgs/Joy``
   (intervention node, or spacenav_node; the contract is in :mod:`robot_rl.graph.joy`)
 
@@ -51,6 +56,7 @@ ROBOT_STATE = {
 ROBOT_COMMANDS = {
     "target_pose": "/robot/target_pose",
     "gripper_command": "/robot/gripper/command",
+    "posture": "/robot/posture",
 }
 INPUT = {
     "spacenav_twist": "/spacenav/twist",

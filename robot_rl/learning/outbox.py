@@ -139,6 +139,12 @@ class Outbox:
                     return len(batch.steps)
             return 0
 
+    @property
+    def retained_steps(self) -> int:
+        """Acked steps of the episode in progress: what a restarted learner would need again."""
+        with self._cond:
+            return sum(len(b.steps) for b in self._retained)
+
     def requeue_retained(self) -> int:
         """Put the acked batches of the unfinished episode back in front; returns their steps.
 

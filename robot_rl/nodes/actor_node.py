@@ -1,7 +1,7 @@
 """actor_node: a RobotEnv over topics, a policy, interventions, episodes (robot_rl.graph.actor).
 
 Parameters: ``config``; ``topics.{joint_states, tcp_pose, tcp_twist, tcp_wrench,
-target_pose, gripper_command}``; in sim ``topics.{sim_reset, sim_reset_done,
+target_pose, gripper_command, posture}``; in sim ``topics.{sim_reset, sim_reset_done,
 sim_task_state}``; with a SpaceMouse/keyboard ``topics.{spacenav_twist, spacenav_joy}``;
 per observed camera ``topics.cameras.<name>.image``. The policy and the number of
 episodes are ``ros.policy`` / ``ros.episodes`` in the session config.
@@ -43,6 +43,9 @@ class ActorNode(Node):
         senders = Senders(
             target=lambda pos, quat: target.publish(convert.pose_stamped_msg(pos, quat, _now(self), frame)),
             gripper=lambda g: gripper.publish(convert.gripper_command_msg(g)))
+        posture = self.create_publisher(msgs.JointState, topics["posture"], qos("event"))
+        joints = [f"joint{i}" for i in range(1, 8)]
+        senders.posture = lambda q, k: posture.publish(convert.posture_msg(joints, q, k, _now(self)))
         if sim:
             reset = self.create_publisher(msgs.String, topics["sim_reset"], qos("event"))
             senders.reset = lambda text: reset.publish(msgs.String(data=text))

@@ -101,6 +101,21 @@ def declare_topics(node: Any, keys: Iterable[str], cameras: Iterable[str] = (), 
     return out
 
 
+def subscribe_commands(node: Any, topics: dict[str, Any], core: Callable[[], Any]) -> None:
+    """The robot-command topics (target pose, gripper, posture) into a ControllerCore.
+
+    ``core`` returns the :class:`~robot_rl.graph.controller.ControllerCore` (the
+    controller node makes its robot last, so its core exists only then); the controller
+    node and the sim node both take their commands this way.
+    """
+    node.create_subscription(msgs.PoseStamped, topics["target_pose"],
+                             lambda m: core().on_target(*convert.pose_from_msg(m)), qos("event"))
+    node.create_subscription(msgs.Float64, topics["gripper_command"],
+                             lambda m: core().on_gripper(convert.gripper_command_from_msg(m)), qos("event"))
+    node.create_subscription(msgs.JointState, topics["posture"],
+                             lambda m: core().on_posture(*convert.posture_from_msg(m)), qos("event"))
+
+
 def param_or(node: Any, name: str, default: Any) -> Any:
     """Declare an optional parameter with a default and read it."""
     node.declare_parameter(name, default)

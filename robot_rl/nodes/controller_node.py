@@ -2,12 +2,13 @@
 
 Publishes ``/joint_states`` (arm joints + ``gripper``) and ``/robot/tcp_pose``,
 ``tcp_twist``, ``tcp_wrench`` at ``ros.state_hz`` (125 Hz by default, at least 100); takes
-``/robot/target_pose`` and ``/robot/gripper/command``. It never moves before it has the
-measured pose, and holds the current pose when targets stop for ``ros.watchdog_s``.
+``/robot/target_pose``, ``/robot/gripper/command`` and a joint reset's ``/robot/posture``.
+It never moves before it has the measured pose, and holds the current pose (and the
+configured posture) when targets stop for ``ros.watchdog_s``.
 On shutdown it holds, then releases the robot.
 
 Parameters: ``config`` (``robot.backend: franka``); ``topics.{joint_states, tcp_pose,
-tcp_twist, tcp_wrench, target_pose, gripper_command}``; ``joint_prefix`` (default
+tcp_twist, tcp_wrench, target_pose, gripper_command, posture}``; ``joint_prefix`` (default
 ``fr3_joint``); ``robot_lib`` (the libfranka binding module, default ``pylibfranka``).
 """
 
@@ -20,9 +21,10 @@ from robot_rl.errors import ConfigError
 from robot_rl.graph.controller import ControllerCore
 from robot_rl.graph.topics import ROBOT_COMMANDS, ROBOT_STATE
 from robot_rl.nodes.common import (
-    RobotStatePublisher, StatusPublisher, declare_topics, load_session, log_core_to_console, node_base, param_or, qos,
+    RobotStatePublisher, StatusPublisher, declare_topics, load_session, log_core_to_console, node_base, param_or,
+    subscribe_commands,
 )
-from robot_rl.ros import convert, msgs, run_node
+from robot_rl.ros import run_node
 
 Node = node_base()
 
@@ -41,10 +43,7 @@ class ControllerNode(Node):
         from robot_rl_drivers.robots import make_robot
 
         self.state_pub = RobotStatePublisher(self, topics, cfg.ros.frame_id, [f"{prefix}{i}" for i in range(1, 8)])
-        self.create_subscription(msgs.PoseStamped, topics["target_pose"],
-                                 lambda m: self.core.on_target(*convert.pose_from_msg(m)), qos("event"))
-        self.create_subscription(msgs.Float64, topics["gripper_command"],
-                                 lambda m: self.core.on_gripper(convert.gripper_command_from_msg(m)), qos("event"))
+        subscribe_commands(self, topics, lambda: self.core)
         self.status_pub = StatusPublisher(self, lambda: self.core.status(), cfg.ros.status_hz)
         self.create_timer(1.0 / cfg.ros.state_hz, self.tick)
         self.robot = make_robot(cfg.robot, file=str(path), node=self, lib=lib)  # last: nothing after it can fail

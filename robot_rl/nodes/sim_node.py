@@ -3,12 +3,13 @@
 Publishes what the controller and camera nodes publish (``/joint_states``,
 ``/robot/tcp_*`` at ``ros.state_hz``; per camera ``image_raw`` rgb8 and
 ``camera_info`` at its fps, rendered only while someone subscribes) and takes the same
-commands (``/robot/target_pose``, ``/robot/gripper/command``) under the same controller
-rules and watchdog. Sim only: ``/sim/reset`` -> ``/sim/reset_done``, ground truth on
+commands (``/robot/target_pose``, ``/robot/gripper/command``, ``/robot/posture``) under
+the same controller rules and watchdog. Sim only: ``/sim/reset`` -> ``/sim/reset_done``, ground truth on
 ``/sim/task_state`` and ``/sim/success`` (see :mod:`robot_rl.graph.topics`).
 
 Parameters: ``config``; ``topics.{joint_states, tcp_pose, tcp_twist, tcp_wrench,
-target_pose, gripper_command, sim_reset, sim_reset_done, sim_task_state, sim_success}``;
+target_pose, gripper_command, posture, sim_reset, sim_reset_done, sim_task_state,
+sim_success}``;
 per configured camera ``topics.cameras.<name>.{image, info}``; ``joint_prefix``
 (default ``joint``).
 """
@@ -24,7 +25,7 @@ from robot_rl.graph.task import parse_reset_request
 from robot_rl.graph.topics import ROBOT_COMMANDS, ROBOT_STATE, SIM, camera_frame_id, task_state_names
 from robot_rl.nodes.common import (
     RobotStatePublisher, StatusPublisher, declare_topics, guarded, load_session, log_core_to_console, node_base,
-    param_or, qos,
+    param_or, qos, subscribe_commands,
 )
 from robot_rl.ros import convert, msgs, run_node
 
@@ -45,10 +46,7 @@ class SimNode(Node):
         self.done_pub = self.create_publisher(msgs.String, topics["sim_reset_done"], qos("event"))
         self.truth_names = task_state_names(sim.state_dim)
         controller = sim.controller
-        self.create_subscription(msgs.PoseStamped, topics["target_pose"],
-                                 lambda m: controller.on_target(*convert.pose_from_msg(m)), qos("event"))
-        self.create_subscription(msgs.Float64, topics["gripper_command"],
-                                 lambda m: controller.on_gripper(convert.gripper_command_from_msg(m)), qos("event"))
+        subscribe_commands(self, topics, lambda: controller)
         self.create_subscription(msgs.String, topics["sim_reset"],
                                  guarded(lambda m: self.on_reset(parse_reset_request(m.data))), qos("event"))
         for name, cam in cfg.cameras.items():

@@ -4,6 +4,8 @@
   targets through the ``Robot`` interface at the control rate;
 * :mod:`~robot_rl.reset.robot_reset`: the scripted robot reset (lift clear, joint reset
   every N, perturbed reset pose, gripper) and the :class:`JointMover` interface;
+* :mod:`~robot_rl.reset.joint_reset`: the joint reset every backend uses, through the
+  controller's null-space posture (:class:`PostureJointMover`);
 * :mod:`~robot_rl.reset.stats`: what a reset did to the controller, and what counts as
   a violation;
 * :mod:`~robot_rl.reset.sim`: scripted task resets of the MuJoCo tasks (the robot picks
@@ -12,7 +14,7 @@
   reset-free practice, where a backward policy undoes the forward task;
 * :mod:`~robot_rl.reset.soak`: many resets in a row with checks (tests and benches).
 
-The motion, robot-reset and statistics modules use only the ``Robot``/``Clock``
+The motion, robot-reset, joint-reset and statistics modules use only the ``Robot``/``Clock``
 interfaces and run unchanged on hardware; :class:`RobotResetTask` puts the robot reset
 in front of any real task.
 """
@@ -24,6 +26,7 @@ from typing import Callable
 import numpy as np
 
 from robot_rl.envs.task import EpisodeTask
+from robot_rl.reset.joint_reset import PostureJointMover
 from robot_rl.reset.motion import MotionRunner, Pose, ResetError
 from robot_rl.reset.robot_reset import JointMover, RobotReset
 from robot_rl.reset.stats import ResetStats
@@ -60,4 +63,5 @@ class RobotResetTask(EpisodeTask):
         return self.task.success()
 
 
-__all__ = ["JointMover", "MotionRunner", "Pose", "ResetError", "ResetStats", "RobotReset", "RobotResetTask"]
+__all__ = ["JointMover", "MotionRunner", "Pose", "PostureJointMover", "ResetError", "ResetStats", "RobotReset",
+           "RobotResetTask"]

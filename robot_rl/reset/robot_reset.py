@@ -42,9 +42,10 @@ class JointMover(Protocol):
     moves there while ``runner`` keeps streaming Cartesian targets (so the watchdog,
     the box and the error clipping still apply), and returns the largest remaining joint
     error in radians. The TCP must end at the reset pose that joint configuration
-    gives, which the caller checks is inside the safety box. In sim this is done by the
-    impedance law's null-space posture (:class:`robot_rl.reset.sim.SimJointMover`); on a
-    Franka, by libfranka's joint motion generator between two impedance sessions.
+    gives, which the caller checks is inside the safety box. Every robot_rl backend does
+    it with the impedance law's null-space posture
+    (:class:`robot_rl.reset.joint_reset.PostureJointMover`; in sim with MuJoCo's
+    kinematics, :class:`robot_rl.reset.sim.SimJointMover`).
     """
 
     def reset_joints(self) -> np.ndarray: ...

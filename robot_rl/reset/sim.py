@@ -20,7 +20,6 @@ all in :attr:`SimTaskReset.history`.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
@@ -28,7 +27,8 @@ import numpy as np
 
 from robot_rl.config import Config
 from robot_rl.control.transforms import mat_to_quat, quat_to_mat
-from robot_rl.reset.motion import MotionRunner, Pose, ResetError
+from robot_rl.reset.joint_reset import PostureJointMover
+from robot_rl.reset.motion import Pose, ResetError
 from robot_rl.reset.robot_reset import RobotReset, yawed
 from robot_rl.reset.stats import ResetStats
 
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("robot_rl.reset")
 
-JOINT_SPEED = 0.3  # rad/s, peak, for the posture ramp of a sim joint reset
 GRASP_Z_OFFSET = 0.002  # TCP this far above the cube's centre when grasping (the pads' centre)
 PLACE_CLEARANCE = 0.0015  # the held cube's bottom this far above the table when released
 FINGER_DEPTH = 0.008  # the pads reach this far below the TCP
@@ -57,66 +56,21 @@ def forward_kinematics(world: "SimWorld", q: np.ndarray) -> Pose:
                    mat_to_quat(scratch.site_xmat[world.tcp_site].reshape(3, 3)))
 
 
-class SimJointMover:
-    """Joint reset for the MuJoCo arm, through the impedance law's null-space posture.
-
-    The Cartesian target stays at the reset pose (the runner keeps streaming it), and
-    the law's null-space rest posture is ramped from the measured joints to the target
-    joints with a raised null-space stiffness; the redundant (elbow) motion then brings
-    the arm into that posture without moving the TCP. Afterwards the controller's gains
-    are restored. The joint target must put the TCP at the reset pose: by default it is
-    solved by IK for it (closest to the controller's rest posture).
-    """
+class SimJointMover(PostureJointMover):
+    """Joint reset for the MuJoCo arm: :class:`~robot_rl.reset.joint_reset.PostureJointMover`
+    with MuJoCo's kinematics. The joints default to IK for the reset pose (closest to the
+    controller's rest posture), and a posture whose TCP would leave the box is refused
+    before anything moves."""
 
     def __init__(self, world: "SimWorld", cfg: Config) -> None:
+        from robot_rl.reset.robot_reset import reset_pose
+
+        def solve() -> np.ndarray:
+            pose = reset_pose(cfg)
+            return world.solve_ik(pose.pos, pose.quat)
+
+        super().__init__(world.robot, cfg, solve=solve, pose_of=lambda q: forward_kinematics(world, q))
         self.world = world
-        self.cfg = cfg
-        self._q: np.ndarray | None = None
-
-    def reset_joints(self) -> np.ndarray:
-        if self._q is None:
-            if self.cfg.reset.joint_reset_q is not None:
-                self._q = np.asarray(self.cfg.reset.joint_reset_q, dtype=float)
-            else:
-                from robot_rl.reset.robot_reset import reset_pose
-
-                pose = reset_pose(self.cfg)
-                self._q = self.world.solve_ik(pose.pos, pose.quat)
-        return self._q
-
-    def move_joints(self, q: np.ndarray, runner: MotionRunner) -> float:
-        q = np.asarray(q, dtype=float)
-        pose = forward_kinematics(self.world, q)
-        if not runner.box.contains(pose.pos, pose.quat):
-            raise ResetError(f"reset.joint_reset_q puts the TCP at {np.round(pose.pos, 3).tolist()}, outside the "
-                             "safety box; choose joint angles whose pose is inside robot.workspace")
-        runner.move_to(pose.pos, pose.quat, what="the joint-reset pose")
-        controller = self.world.robot.controller
-        saved = controller.gains
-        k = float(self.cfg.reset.joint_reset_stiffness)
-        q0 = runner.state().q
-        duration = 1.875 * float(np.max(np.abs(q - q0))) / JOINT_SPEED
-        steps = max(1, int(np.ceil(duration * runner.rate_hz)))
-        error = float(np.max(np.abs(q - q0)))
-        try:
-            for i in range(1, steps + 1):
-                u = i / steps
-                s = u * u * u * (10.0 + u * (-15.0 + 6.0 * u))
-                controller.gains = dataclasses.replace(
-                    saved, rest_posture=q0 + s * (q - q0), nullspace_stiffness=k, nullspace_damping=2.0 * np.sqrt(k))
-                runner.send(runner.target)
-            deadline = runner.clock.now() + self.cfg.reset.move_timeout_s
-            while True:
-                state = runner.send(runner.target)
-                error = float(np.max(np.abs(q - state.q)))
-                if error <= self.cfg.reset.joint_tolerance and np.max(np.abs(state.dq)) < 0.05:
-                    break
-                if runner.clock.now() >= deadline:
-                    raise ResetError(f"reset: the joint reset stopped {error:.3f} rad from the reset posture")
-        finally:
-            controller.gains = saved
-        runner.settle("the joint-reset pose")
-        return error
 
 
 class SimTaskReset:

@@ -207,6 +207,37 @@ def joint_state_from_msg(msg: Any) -> tuple[list[str], np.ndarray, np.ndarray, n
         _finite(out[2], "joint efforts")
 
 
+def posture_msg(names: Sequence[str], q: np.ndarray | None, stiffness: float | None, t: float) -> Any:
+    """``/robot/posture`` (see :mod:`robot_rl.graph.topics`): a null-space posture, or the
+    configured one back (``q`` None: no names, no positions)."""
+    if q is None:
+        return msgs.JointState(header=header(t, ""))
+    q = np.asarray(q, dtype=np.float64).reshape(-1)
+    if q.size != len(names):
+        raise ValueError(f"posture_msg: {len(names)} names but {q.size} joint angles")
+    effort = np.zeros(0) if stiffness is None else np.full(q.size, float(stiffness))
+    return msgs.JointState(header=header(t, ""), name=list(names), position=_array("d", q),
+                           effort=_array("d", effort))
+
+
+def posture_from_msg(msg: Any, joints: int = 7) -> tuple[np.ndarray | None, float | None]:
+    """-> (posture or None for "the configured one", stiffness or None for "the configured one")."""
+    _expect(msg, "JointState")
+    if len(msg.position) == 0:
+        return None, None
+    if len(msg.position) != joints:
+        raise MessageError(f"a posture has {joints} joint angles, got {len(msg.position)}")
+    q = _finite(np.asarray(msg.position, dtype=np.float64), "posture joint angles")
+    effort = np.asarray(msg.effort, dtype=np.float64)
+    if effort.size == 0:
+        return q, None
+    effort = _finite(effort, "posture stiffness")
+    if effort.size != joints or np.ptp(effort) > 0.0 or effort[0] < 0.0:
+        raise MessageError(f"a posture's effort is one null-space stiffness >= 0 for all {joints} joints, "
+                           f"got {effort.tolist()}")
+    return q, float(effort[0])
+
+
 def gripper_command_msg(opening: float) -> Any:
     """Gripper opening fraction (0 closed .. 1 open) -> ``std_msgs/Float64``."""
     return msgs.Float64(data=float(opening))

@@ -247,6 +247,9 @@ class SimRobot(Robot):
     def hold(self) -> None:
         self.controller.hold(self.world.arm_state(), self.world.now())
 
+    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> None:
+        self.controller.set_posture(q, stiffness)
+
     def close(self) -> None:
         self.world.close()
 

@@ -277,8 +277,9 @@ class Gripper:
     def _record(self, *call) -> None:
         self.calls.append(list(call))
         path = self.scenario.get("log")
-        if path:
-            Path(f"{path}-gripper.json").write_text(json.dumps(self.calls))
+        if path:  # written whole, then renamed: a test polling the file never reads half of it
+            Path(f"{path}-gripper.json.tmp").write_text(json.dumps(self.calls))
+            os.replace(f"{path}-gripper.json.tmp", f"{path}-gripper.json")
 
     def homing(self) -> bool:
         self._record("homing")

@@ -75,17 +75,18 @@ class RecordingNode:
             cb()
 
 
-def robot_cfg(**controller) -> RobotConfig:
+def robot_cfg(ros2: dict | None = None, **controller) -> RobotConfig:
     return RobotConfig(backend="franka", reset_pos=tuple(HOME), workspace=WorkspaceConfig(
         pos_low=(0.3, -0.2, 0.1), pos_high=(0.6, 0.2, 0.5)), controller=ControllerConfig(**controller),
         hardware={"ip": "172.16.0.2", "mode": "ros2_control", "gripper": {"enabled": False},
                   "ros2_control": {"wrench_topic": "/wrench", "state_timeout_s": 0.3,
                                    "recovery_commands": [["ros2", "action", "send_goal", "/action_server/error_recovery",
-                                                          "franka_msgs/action/ErrorRecovery", "{}"]]}})
+                                                          "franka_msgs/action/ErrorRecovery", "{}"]],
+                                   **(ros2 or {})}})
 
 
-def make(node, run=subprocess.run, **controller) -> FrankaRos2ControlRobot:
-    cfg = robot_cfg(**controller)
+def make(node, run=subprocess.run, ros2: dict | None = None, **controller) -> FrankaRos2ControlRobot:
+    cfg = robot_cfg(ros2, **controller)
     hw = build(FrankaHardwareConfig, cfg.hardware, file="rig.yaml", where="robot.hardware")
     return FrankaRos2ControlRobot(cfg, hw, node, run=run)
 
@@ -99,6 +100,14 @@ def send_state(node: RecordingNode, pos=HOME, quat=DOWN, t: float | None = None,
 
 def targets(node: RecordingNode) -> list[tuple[np.ndarray, np.ndarray]]:
     return [convert.pose_from_msg(m) for m in node.published.get("/target_pose", [])]
+
+
+def postures(node: RecordingNode) -> list[np.ndarray]:
+    return [np.asarray(m.position) for m in node.published.get("/target_joint", [])]
+
+
+REST = np.array([0.1, -0.7, 0.05, -2.3, 0.02, 1.6, 0.8])  # robot.controller.rest_posture in the posture tests
+RESET_Q = np.array([0.2, -0.5, -0.1, -2.0, 0.1, 1.5, 0.6])
 
 
 def test_nothing_is_published_before_the_first_state_then_the_measured_pose():
@@ -214,6 +223,132 @@ def test_a_failed_recovery_is_a_fault_that_says_what_to_do(outcome, message):
         robot.recover()
 
 
+def test_set_posture_publishes_a_joint_state_once_and_none_the_rest_posture():
+    node = RecordingNode()
+    robot = make(node, rest_posture=tuple(REST))
+    with pytest.raises(DeviceError, match="no state yet"):
+        robot.set_posture(RESET_Q)
+    assert postures(node) == []
+    send_state(node)
+    before = time.time()
+    robot.set_posture(RESET_Q)
+    msg, = node.published["/target_joint"]
+    assert list(msg.name) == JOINTS  # CRISP reads positions in its joints order: fr3_joint1..7
+    np.testing.assert_array_equal(msg.position, RESET_Q)
+    assert len(msg.velocity) == 0 and len(msg.effort) == 0  # CRISP would take velocities as dq_ref
+    assert before - 1e-3 <= convert.stamp_from_msg(msg.header.stamp) <= time.time() + 1e-3
+    for _ in range(3):
+        node.tick()
+    assert len(postures(node)) == 1, "the posture is sent on change, not with every target"
+    assert len(targets(node)) == 3
+    robot.set_posture(None)
+    np.testing.assert_array_equal(postures(node)[-1], REST)
+    assert len(postures(node)) == 2
+
+
+@pytest.mark.parametrize("q, stiffness, message", [
+    (RESET_Q[:6], None, "7 finite joint angles"),
+    (np.append(RESET_Q, 0.0), None, "7 finite joint angles"),
+    (np.where(np.arange(7) == 3, np.nan, RESET_Q), None, "7 finite joint angles"),
+    (np.where(np.arange(7) == 0, np.inf, RESET_Q), None, "7 finite joint angles"),
+    (RESET_Q.reshape(7, 1), None, "7 finite joint angles"),
+    ([0.1, "elbow", 0.0, -2.0, 0.0, 1.5, 0.7], None, "7 finite joint angles"),
+    (RESET_Q, -5.0, "stiffness must be finite and >= 0"),
+    (RESET_Q, float("nan"), "stiffness must be finite and >= 0"),
+])
+def test_a_malformed_posture_raises_and_publishes_nothing(q, stiffness, message):
+    node = RecordingNode()
+    robot = make(node)
+    send_state(node)
+    with pytest.raises(ValueError, match=message):
+        robot.set_posture(q, stiffness)
+    assert postures(node) == []
+
+
+def test_without_a_posture_topic_set_posture_is_not_implemented():
+    node = RecordingNode()
+    robot = make(node, ros2={"posture_topic": None})
+    send_state(node)
+    with pytest.raises(NotImplementedError, match="ros2_control.posture_topic is null"):
+        robot.set_posture(RESET_Q)
+    with pytest.raises(NotImplementedError):
+        robot.set_posture(None)
+    assert list(node.published) == ["/target_pose"]  # no posture publisher at all
+
+
+def test_a_stiffness_cannot_be_applied_and_warns_once(caplog):
+    node = RecordingNode()
+    robot = make(node)
+    send_state(node)
+    with caplog.at_level("WARNING", logger="robot_rl_drivers.robots.franka_ros2"):
+        robot.set_posture(RESET_Q, stiffness=80.0)
+        robot.set_posture(RESET_Q * 0.5, stiffness=80.0)
+        robot.set_posture(RESET_Q, stiffness=40.0)
+    warnings = [r.getMessage() for r in caplog.records if "not applied" in r.getMessage()]
+    assert len(warnings) == 1 and "nullspace.stiffness" in warnings[0] and "80" in warnings[0]
+    assert len(postures(node)) == 3  # the postures still go out
+
+
+def test_the_watchdog_hold_restores_the_rest_posture_after_an_override():
+    node = RecordingNode()
+    robot = make(node, watchdog_s=0.05, rest_posture=tuple(REST))
+    send_state(node)
+    robot.command(HOME, DOWN)
+    node.tick()
+    time.sleep(0.1)  # a watchdog hold with no posture override publishes no posture
+    send_state(node)
+    node.tick()
+    assert robot.watchdog_holds == 1 and postures(node) == []
+    robot.command(HOME, DOWN)
+    robot.set_posture(RESET_Q, stiffness=None)
+    node.tick()
+    assert len(postures(node)) == 1
+    time.sleep(0.1)
+    send_state(node)
+    node.tick()
+    assert robot.watchdog_holds == 2
+    assert len(postures(node)) == 2
+    np.testing.assert_array_equal(postures(node)[-1], REST)
+    assert list(node.published["/target_joint"][-1].name) == JOINTS
+    time.sleep(0.1)
+    send_state(node)
+    node.tick()  # still holding: the rest posture went out once
+    assert len(postures(node)) == 2
+    robot.set_posture(RESET_Q)
+    robot.set_posture(None)  # restored by the caller: nothing left for the watchdog
+    robot.command(HOME, DOWN)
+    time.sleep(0.1)
+    send_state(node)
+    node.tick()
+    assert robot.watchdog_holds == 3 and len(postures(node)) == 4
+
+
+def test_after_recover_no_posture_counts_as_set_and_close_restores_one():
+    node = RecordingNode()
+
+    def run(cmd, **kw):
+        threading.Timer(0.05, send_state, args=(node,)).start()
+        return subprocess.CompletedProcess(cmd, 0, "Goal accepted", "")
+
+    robot = make(node, run=run, watchdog_s=0.05, rest_posture=tuple(REST))
+    send_state(node)
+    robot.command(HOME, DOWN)
+    robot.set_posture(RESET_Q)
+    time.sleep(0.4)  # state_timeout_s = 0.3
+    with pytest.raises(RobotFault):
+        robot.set_posture(RESET_Q)
+    robot.recover()  # the restarted controller starts from its own reference
+    robot.command(HOME, DOWN)
+    time.sleep(0.1)
+    send_state(node)
+    node.tick()
+    assert robot.watchdog_holds == 1 and len(postures(node)) == 1, "nothing to restore after recover()"
+    robot.set_posture(RESET_Q)
+    robot.close()  # the caller is gone: the configured posture comes back, once
+    assert len(postures(node)) == 3
+    np.testing.assert_array_equal(postures(node)[-1], REST)
+
+
 def test_make_robot_needs_a_node_for_ros2_control():
     with pytest.raises(ConfigError, match="talks over ROS topics; build it with a node"):
         make_robot(robot_cfg(), file="rig.yaml")
@@ -229,8 +364,9 @@ def test_on_the_dds_node_layer_against_a_stand_in_controller(monkeypatch):
     executor = ros.SingleThreadedExecutor()
     try:
         controller = ros.Node("stand_in_controller")
-        received = []
+        received, posture_received = [], []
         controller.create_subscription(msgs.PoseStamped, "/target_pose", received.append, 10)
+        posture_sub = controller.create_subscription(msgs.JointState, "/target_joint", posture_received.append, 1)
         pose_pub = controller.create_publisher(msgs.PoseStamped, "/current_pose", 10)
         joint_pub = controller.create_publisher(msgs.JointState, "/joint_states", 10)
 
@@ -264,6 +400,17 @@ def test_on_the_dds_node_layer_against_a_stand_in_controller(monkeypatch):
         last, _ = convert.pose_from_msg(received[-1])
         np.testing.assert_allclose(last, HOME + [0.01, 0.0, 0.0], atol=1e-9)  # 10 mm error clip
         assert robot.state().tcp_pos == pytest.approx(HOME)
+        # The posture goes out once: wait until both ends are matched (CRISP also wants exactly one publisher).
+        while not (posture_sub.get_publisher_count() == 1 and robot._posture_pub.get_subscription_count() >= 1):
+            assert time.time() < deadline + 5.0, "no match on /target_joint"
+            time.sleep(0.01)
+        robot.set_posture(RESET_Q)
+        while not posture_received and time.time() < deadline + 5.0:
+            time.sleep(0.01)
+        (names, q, dq, _), = [convert.joint_state_from_msg(m) for m in posture_received]
+        assert names == JOINTS
+        np.testing.assert_array_equal(q, RESET_Q)
+        assert len(posture_received[0].velocity) == 0
         spinning.clear()
         spinner.join(timeout=5.0)
         robot.close()

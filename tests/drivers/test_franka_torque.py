@@ -15,6 +15,7 @@ import socket
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -27,6 +28,7 @@ from robot_rl.config.sections import ControllerConfig, RobotConfig, WorkspaceCon
 from robot_rl.control import CartesianImpedanceController, SafetyBox
 from robot_rl.errors import DeviceError
 from robot_rl_drivers.robots.faults import RobotFault
+from robot_rl_drivers.robots.franka_loop import POSTURE
 from robot_rl_drivers.robots.franka_state import arm_state
 from robot_rl_drivers.robots.franka_torque import FrankaTorqueRobot
 
@@ -84,13 +86,24 @@ def arm_at(data: dict, k: int):
     return arm_state(state, fakelib.Model())
 
 
-def replay(data: dict, cfg: RobotConfig, events: list, closed: bool = True
+def posture_gains(ctrl: CartesianImpedanceController, q, k):
+    """The gains a posture must give, built here from the configured ones (not by the controller)."""
+    base = ctrl.base_gains
+    if q is None:
+        return base
+    return replace(base, rest_posture=np.asarray(q, dtype=np.float64), nullspace_stiffness=float(k),
+                   nullspace_damping=2.0 * float(np.sqrt(k)))
+
+
+def replay(data: dict, cfg: RobotConfig, events: list, closed: bool = True, gaps: list | None = None
            ) -> tuple[list[int], CartesianImpedanceController, object]:
     """Run the logged states through the shared controller; every logged torque must be
     reproduced. ``events`` (applied in order, each at the one cycle where the log shows
-    it took effect) are what the parent sent: ``("target", pos, quat)`` or ``("hold",)``;
+    it took effect) are what the parent sent: ``("target", pos, quat)``, ``("hold",)`` or
+    ``("posture", q, stiffness)`` (``q`` None: back to the configured gains);
     ``close()`` sends a hold before it stops the session, so ``closed`` adds one.
-    Returns the cycles where each event took effect, the controller, and cycle 0's output.
+    Returns the cycles where each event took effect, the controller, and cycle 0's output;
+    ``gaps`` gets, per event, how far the written torque was from the law without it.
     """
     events = list(events) + ([("hold",)] if closed else [])
     ctrl = CartesianImpedanceController(cfg.controller, SafetyBox.from_config(cfg))
@@ -110,10 +123,14 @@ def replay(data: dict, cfg: RobotConfig, events: list, closed: bool = True
         tau = trial.compute(arm, now, 1e-3)
         if not np.allclose(taus[k], tau, rtol=0, atol=1e-9):
             assert pending, f"cycle {k}: written torque {taus[k]} is not the law's {tau}"
+            if gaps is not None:
+                gaps.append(float(np.abs(taus[k] - tau).max()))
             event = pending.pop(0)
             trial = copy.deepcopy(ctrl)
             if event[0] == "target":
                 trial.set_target(event[1], event[2], now)
+            elif event[0] == "posture":
+                trial.gains = posture_gains(trial, event[1], event[2])
             else:
                 trial.hold(arm, now)
             tau = trial.compute(arm, now, 1e-3)
@@ -287,6 +304,86 @@ def test_the_gripper_maps_opening_fractions(fake_robot):
     g = robot.hw.gripper
     assert calls == [["grasp", 0.0, g.speed, g.force, g.epsilon_inner, g.epsilon_outer], ["move", 0.08, g.speed]]
     wait_for(lambda: robot.state().gripper == pytest.approx(1.0))
+
+
+RESET_Q = fakelib.Q0 + np.array([0.25, -0.15, 0.2, 0.2, -0.25, 0.15, 0.3])  # a posture away from the rest one
+
+
+def test_a_posture_moves_the_null_space_by_the_shared_law_until_it_is_cleared(fake_robot):
+    make, log = fake_robot
+    robot = make()
+    assert not robot.posture_override
+    time.sleep(0.05)
+    robot.set_posture(RESET_Q, 80.0)
+    wait_for(lambda: robot.posture_override)
+    time.sleep(0.1)
+    robot.set_posture(None)
+    wait_for(lambda: not robot.posture_override)
+    time.sleep(0.05)
+    robot.close()
+
+    gaps: list[float] = []
+    applied, ctrl, _ = replay(load_session(log, 1), robot.cfg,
+                              [("posture", RESET_Q, 80.0), ("posture", None, None)], gaps=gaps)
+    assert len(applied) == 3, "the posture, its clearing and close()'s hold, each at one cycle"
+    assert applied[1] - applied[0] > 50  # ~0.1 s with the posture
+    # The configured law would have written other torques (more than rounding) on both switches.
+    assert gaps[0] > 0.1 and gaps[1] > 0.1, gaps
+    assert not ctrl.posture_override and robot.stats().rejected_postures == 0
+
+
+def test_the_watchdog_hold_clears_the_posture(fake_robot):
+    make, log = fake_robot
+    robot = make(watchdog_s=0.3)
+    robot.set_posture(RESET_Q, 80.0)  # and no target: the watchdog fires 0.3 s into the session
+    wait_for(lambda: robot.posture_override)
+    wait_for(lambda: not robot.posture_override)
+    assert robot.stats().watchdog_holds >= 1
+    robot.close()
+    # The replayed controller's watchdog fires at the same cycle and clears the posture too.
+    applied, ctrl, _ = replay(load_session(log, 1), robot.cfg, [("posture", RESET_Q, 80.0)])
+    assert len(applied) == 2 and ctrl.stats.watchdog_holds >= 1 and not ctrl.posture_override
+
+
+def test_a_malformed_posture_is_refused_and_changes_nothing(fake_robot):
+    make, log = fake_robot
+    robot = make()
+    robot.set_posture(RESET_Q, 80.0)
+    wait_for(lambda: robot.posture_override)
+    seq = robot._ch.posture.seq
+    for q, k in [(RESET_Q[:6], 80.0), (np.r_[RESET_Q[:6], np.nan], 80.0), ([RESET_Q], 80.0), ("home", 80.0),
+                 (RESET_Q, -1.0), (RESET_Q, np.inf), (None, np.nan)]:
+        with pytest.raises(ValueError, match=f"Franka at {IP}: a (posture|null-space stiffness)"):
+            robot.set_posture(q, k)
+    assert robot._ch.posture.seq == seq, "nothing was written"
+    # The loop never dies of a bad posture that got past the parent: it refuses and counts it.
+    robot._ch.posture.write(POSTURE.pack(np.zeros(POSTURE.size), q=np.full(7, np.nan), stiffness=80.0, active=1.0))
+    wait_for(lambda: robot.stats().rejected_postures == 1)
+    assert robot.fault is None and robot.posture_override
+    time.sleep(0.05)
+    robot.close()
+    applied, _, _ = replay(load_session(log, 1), robot.cfg, [("posture", RESET_Q, 80.0)])
+    assert len(applied) == 2  # the good posture and close()'s hold: the bad ones changed no torque
+
+
+def test_a_posture_from_before_a_session_does_not_apply_to_it(fake_robot):
+    make, log = fake_robot
+    robot = make({"fault_at": 300})
+    robot.set_posture(RESET_Q, 80.0)
+    wait_for(lambda: robot.fault is not None)
+    with pytest.raises(RobotFault):
+        robot.set_posture(None)
+    # A write that raced with the fault (checked, then the session ended) lands in between.
+    robot._ch.posture.write(POSTURE.pack(np.zeros(POSTURE.size), q=RESET_Q[::-1], stiffness=80.0, active=1.0))
+    robot.recover()
+    time.sleep(0.1)
+    assert not robot.posture_override
+    robot.close()
+    applied, _, _ = replay(load_session(log, 1), robot.cfg, [("posture", RESET_Q, 80.0)], closed=False)
+    assert len(applied) == 1
+    # Session 2 runs the configured law throughout: replaying it with no events reproduces it.
+    _, ctrl, first = replay(load_session(log, 2), robot.cfg, [])
+    assert not ctrl.posture_override and np.abs(first.error).max() < 1e-12
 
 
 @pytest.mark.parametrize("scenario, hardware, message", [

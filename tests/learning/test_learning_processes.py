@@ -167,6 +167,8 @@ def test_kill_9_learner_actors_keep_stepping_and_resume_loses_nothing(tmp_path):
     try:
         wait_for(lambda: learner.stats().get("episodes", 0) >= 6 and learner.stats().get("updates", 0) >= 20,
                  180, learner)
+        # kill while both actors are mid-episode with part of it acked, so the resend path runs
+        wait_for(lambda: all(a.actor.client.outbox.retained_steps > 0 for a in actors), 60, learner)
         before = learner.stats()
         learner.kill()
         steps_at_kill = [a.actor.steps for a in actors]

@@ -17,7 +17,7 @@ def test_robot_reset_task_asks_for_the_task_gripper(monkeypatch, config, overrid
     asked = []
 
     class RecordingReset:
-        def __init__(self, robot, clock, cfg):
+        def __init__(self, robot, clock, cfg, joint_mover=None):
             pass
 
         def run(self, rng, gripper=1.0, release_first=False):

@@ -229,3 +229,75 @@ def test_robot_reset_task_resets_the_robot_before_the_real_task():
     task.reset(np.random.default_rng(0))
     assert inner.resets_at == [len(robot.commands)] and len(robot.commands) > 10  # the robot moved first
     assert seen and seen[0].kind == "robot" and robot.gripper == pytest.approx(1.0)
+
+
+class PostureRobot(LagRobot):
+    """LagRobot whose joints follow the null-space posture it is given (joint ``stuck_joint`` never moves)."""
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.posture: np.ndarray | None = None
+        self.postures: list = []
+        self.dq = np.zeros(7)
+        self.stuck_joint: int | None = None
+
+    def advance(self, dt: float) -> None:
+        super().advance(dt)
+        goal = self.q if self.posture is None else self.posture
+        new = self.q + (goal - self.q) * min(dt / self.tau, 1.0)
+        if self.stuck_joint is not None:
+            new[self.stuck_joint] = self.q[self.stuck_joint]
+        self.dq = (new - self.q) / dt
+        self.q = new
+
+    def state(self) -> RobotState:
+        return super().state().replace(dq=self.dq.copy())
+
+    def set_posture(self, q, stiffness=None) -> None:
+        self.postures.append((self.clock.now(), None if q is None else np.array(q), stiffness))
+        self.posture = None if q is None else np.array(q, float)
+
+
+def test_a_joint_reset_moves_the_posture_while_the_tcp_holds_the_reset_pose():
+    from robot_rl.reset.joint_reset import PostureJointMover
+
+    goal = [0.1, -0.5, 0.0, -2.2, 0.0, 1.8, 0.7]
+    cfg, _, _ = make(overrides=["reset.joint_reset_every=1", f"reset.joint_reset_q={goal}"])
+    robot = PostureRobot([0.45, 0.05, 0.05], rpy_to_quat(cfg.robot.reset_rpy), 0.0)
+    clock = ManualClock(robot)
+    robot.clock = clock
+    reset = RobotReset(robot, clock, cfg, PostureJointMover(robot, cfg))
+    stats = reset.run(np.random.default_rng(0))
+    moving = [t for t, q, _ in robot.postures if q is not None]
+    during = [c for c in robot.commands if moving[0] <= c[0] <= moving[-1]]
+    nominal = np.asarray(cfg.robot.reset_pos)
+    assert stats.joint_resets == 1 and stats.extra["joint_error"] <= cfg.reset.joint_tolerance
+    assert len(during) > 10 and all(np.allclose(c[1], nominal) for c in during)  # the TCP target held still
+    assert {k for _, q, k in robot.postures if q is not None} == {cfg.reset.joint_reset_stiffness}
+    assert robot.postures[-1][1] is None and stats.violations == 0  # the configured posture is back
+
+
+def test_a_joint_reset_that_cannot_arrive_says_which_joint_and_restores_the_posture():
+    from robot_rl.reset.joint_reset import PostureJointMover
+
+    goal = [0.1, -0.5, 0.0, -2.2, 0.0, 1.8, 0.7]
+    cfg, _, _ = make(overrides=["reset.joint_reset_every=1", f"reset.joint_reset_q={goal}"])
+    robot = PostureRobot([0.45, 0.05, 0.05], rpy_to_quat(cfg.robot.reset_rpy), 0.0)
+    robot.stuck_joint = 3
+    clock = ManualClock(robot)
+    robot.clock = clock
+    reset = RobotReset(robot, clock, cfg, PostureJointMover(robot, cfg))
+    match = r"stopped 2\.200 rad from reset.joint_reset_q \(joint 4\).*franka check"
+    with pytest.raises(ResetError, match=match):
+        reset.run(np.random.default_rng(0))
+    assert robot.postures[-1][1] is None
+
+
+def test_a_robot_without_a_posture_cannot_joint_reset():
+    from robot_rl.reset.joint_reset import PostureJointMover
+
+    cfg, robot, clock = make(overrides=["reset.joint_reset_every=1"])
+    reset = RobotReset(robot, clock, cfg, PostureJointMover(robot, cfg))
+    with pytest.raises(ResetError, match="cannot set a null-space posture, so it cannot do joint resets; set "
+                                         "reset.joint_reset_every: 0"):
+        reset.run(np.random.default_rng(0))

@@ -70,14 +70,14 @@ def test_joint_reset_removes_null_space_drift():
     # Let the elbow drift: a different rest posture for a while (the TCP target stays put).
     saved = controller.gains
     drifted = np.asarray(saved.rest_posture) + np.array([0.5, 0, -0.5, 0, 0.3, 0, 0])
-    controller.gains = dataclasses.replace(saved, rest_posture=drifted, nullspace_stiffness=40.0,
-                                           nullspace_damping=12.0)
+    world.robot.set_posture(drifted, 40.0)
     state = world.robot.state()
     t_end = world.now() + 3.0
     while world.now() < t_end:
         world.robot.command(state.tcp_pos, state.tcp_quat)
         world.sleep_until(world.now() + 0.1)
-    controller.gains = saved
+    world.robot.set_posture(None)
+    assert controller.gains is saved
     drift = np.max(np.abs(world.robot.state().q - q_reset))
     assert drift > 0.2
 

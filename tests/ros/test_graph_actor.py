@@ -39,7 +39,8 @@ class LoopbackSim:
         topics = build_graph(cfg, PICK).node("actor_node").parameters["topics"]
         senders = Senders(target=lambda p, q: self._locked(self.sim.controller.on_target, p, q),
                           gripper=lambda g: self._locked(self.sim.controller.on_gripper, g),
-                          reset=self.requests.append)
+                          reset=self.requests.append,
+                          posture=lambda q, k: self._locked(self.sim.controller.on_posture, q, k))
         self.parts = make_topic_parts(cfg, topics, senders, actor_id="test")
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -143,3 +144,42 @@ def test_a_checkpoint_policy_acts_like_the_saved_one(tmp_path):
     with pytest.raises(ConfigError, match="names no run directory"):
         checkpoint_policy(load_config(PICK), env)
     env.close()
+
+
+def test_a_real_robot_s_joint_reset_runs_over_the_posture_topic():
+    """RobotResetTask (a real arm's resets) with its joint reset, against the sim node's controller core."""
+    from robot_rl.graph.task import RobotResetTask
+
+    # No null-space spring between joint resets: like joint friction on a real arm, nothing
+    # then pulls a drifted elbow back, so only the joint reset can.
+    cfg = load_config(PICK, ["reset.joint_reset_every=2", "ros.state_timeout_s=2.0",
+                             "robot.controller.nullspace_stiffness=0.0"])
+    sim = LoopbackSim(cfg)
+    world, core = sim.sim.world, sim.sim.controller
+    rest = np.asarray(cfg.robot.controller.rest_posture)  # the joint reset's goal: no reset.joint_reset_q
+    try:
+        task = RobotResetTask(cfg, sim.parts.robot, sim.parts.clock)
+        sim.parts.robot.wait_for_state()
+        task.reset(np.random.default_rng(0))  # resets 1, 3, 5, ... are joint resets: this one from the start
+        settled = sim.parts.robot.state().q  # as near the rest posture as the held reset pose allows
+        with sim.lock:  # the elbow drifts while the TCP holds, as over many episodes
+            world.robot.set_posture(rest + np.array([0.5, 0, -0.5, 0, 0.3, 0, 0]), 40.0)
+        time.sleep(3.0)
+        with sim.lock:
+            world.robot.set_posture(None)
+        drift = np.max(np.abs(sim.parts.robot.state().q - settled))
+        postures = core.counts["postures"]
+        task.reset(np.random.default_rng(1))  # reset 2: Cartesian only, the drift stays
+        kept = np.max(np.abs(sim.parts.robot.state().q - settled))
+        assert core.counts["postures"] == postures
+        task.reset(np.random.default_rng(2))  # reset 3: a joint reset again
+        after = np.max(np.abs(sim.parts.robot.state().q - settled))
+    finally:
+        sim.close()
+    stats = task.routine.recorder.stats
+    print(f"\njoint reset over topics: drift from the first joint reset's posture {drift:.3f} rad -> {kept:.3f} "
+          f"after a Cartesian reset -> {after:.3f} after a joint reset")
+    assert drift > 0.2 and kept > 0.2 and after < 0.5 * kept
+    assert task.routine.count == 3 and stats.violations == 0
+    assert core.counts["postures"] > postures + 10 and core.counts["rejected_postures"] == 0
+    assert not core.posture_active and world.robot.controller.gains is world.robot.controller.base_gains

@@ -126,6 +126,44 @@ def test_a_fault_stops_the_state_and_recovery_restarts_at_the_measured_pose():
     assert [c[0] for c in robot.calls].count("recover") == 2 and robot.calls[-1][0] == "hold"
 
 
+class PostureRobot(FakeRobot):
+    """A FakeRobot with a null-space posture, validated as the Robot contract says."""
+
+    def set_posture(self, q, stiffness=None):
+        if q is not None and (np.shape(q) != (7,) or not np.all(np.isfinite(q))):
+            raise ValueError("a posture needs 7 finite joint angles")
+        self.calls.append(("posture", None if q is None else np.asarray(q).copy(), stiffness))
+
+
+def test_postures_reach_the_robot_and_the_watchdog_restores_the_configured_one():
+    robot, clock = PostureRobot(), Clock()
+    core = ControllerCore(robot, watchdog_s=0.1, clock=clock, wall=clock)
+    assert not core.on_posture(np.full(7, 0.1), 40.0)  # no pose yet: ignored like a target
+    core.poll()
+    core.on_target(np.array([0.6, 0.0, 0.2]), QUAT)
+    assert core.on_posture(np.full(7, 0.1), 40.0) and core.posture_active
+    assert robot.calls[-1][0] == "posture" and robot.calls[-1][2] == 40.0
+    assert not core.on_posture(np.array([0.1, np.nan, 0, 0, 0, 0, 0]), 40.0)  # malformed: rejected, counted
+    assert core.counts["rejected_postures"] == 1 and core.posture_active
+    clock.t += 0.2  # the actor went silent mid joint reset
+    core.poll()
+    assert [c[0] for c in robot.calls[-2:]] == ["hold", "posture"] and robot.calls[-1][1] is None
+    assert not core.posture_active and core.status()["posture_active"] is False
+    calls = len(robot.calls)
+    clock.t += 0.2
+    core.poll()
+    assert len(robot.calls) == calls  # restored once, not every tick
+    assert core.on_posture(None) and robot.calls[-1] == ("posture", None, None)
+
+
+def test_a_robot_without_a_posture_is_counted_not_fatal():
+    robot, clock = FakeRobot(), Clock()  # Robot.set_posture's default: NotImplementedError
+    core = ControllerCore(robot, watchdog_s=0.1, clock=clock)
+    core.poll()
+    assert not core.on_posture(np.zeros(7), 40.0) and not core.on_posture(np.zeros(7), 40.0)
+    assert core.counts["rejected_postures"] == 2 and not core.posture_active and core.fault is None
+
+
 # --- the actor's robot over topics ----------------------------------------------------------
 
 

@@ -101,8 +101,8 @@ def test_a_node_given_the_wrong_session_says_so_in_one_line(tmp_path, node, args
     simulated = tmp_path / "simulated.yaml"
     simulated.write_text(PICK.read_text() + "intervention:\n  device: simulated\n")
     topics = [a for k, v in [("joint_states", "/js"), ("tcp_pose", "/p"), ("tcp_twist", "/t"), ("tcp_wrench", "/w"),
-                             ("target_pose", "/tp"), ("gripper_command", "/g"), ("spacenav_twist", "/st"),
-                             ("spacenav_joy", "/sj")] for a in ("-p", f"topics.{k}:={v}")]
+                             ("target_pose", "/tp"), ("gripper_command", "/g"), ("posture", "/pp"),
+                             ("spacenav_twist", "/st"), ("spacenav_joy", "/sj")] for a in ("-p", f"topics.{k}:={v}")]
     args = [a.replace("CFG_SIMULATED", str(simulated)) for a in args]
     config = [] if any(a.startswith("config:=") for a in args) else ["-p", f"config:={PICK}"]
     line = one_line_error(node_cli(node, *config, *args, *topics))

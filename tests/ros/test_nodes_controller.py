@@ -57,6 +57,7 @@ def test_controller_node_streams_state_takes_targets_and_holds_when_they_stop(tm
         statuses = probe.statuses("controller_node")
         target = probe.node.create_publisher(m.PoseStamped, "/robot/target_pose", 10)
         gripper = probe.node.create_publisher(m.Float64, "/robot/gripper/command", 10)
+        posture = probe.node.create_publisher(m.JointState, "/robot/posture", 10)
         proc = session.start("controller_node")
         running = {"controller_node": proc}
         assert probe.spin_until(lambda: len(poses) > 10, 60, running), session.log("controller_node")
@@ -69,12 +70,17 @@ def test_controller_node_streams_state_takes_targets_and_holds_when_they_stop(tm
         assert np.allclose(pos, [0.35, 0.02, 0.45], atol=0.1)  # the fake arm's pose, from its kinematics
         assert probe.spin_until(lambda: target.get_subscription_count() > 0, 10)
         goal = pos + np.array([0.005, 0.0, 0.0])
-        for _ in range(25):  # 0.5 s of targets at 50 Hz, then silence
+        names = [f"fr3_joint{i}" for i in range(1, 8)]
+        for i in range(25):  # 0.5 s of targets at 50 Hz (and a joint reset's postures), then silence
             target.publish(convert.pose_stamped_msg(goal, quat, time.time(), "base"))
             gripper.publish(convert.gripper_command_msg(0.0))
+            if i % 5 == 4:
+                posture.publish(convert.posture_msg(names, q[:7] + 0.01 * i, 30.0, time.time()))
             probe.spin(0.02)
         probe.spin(1.0)
         events = [s["event"] for s in statuses if "event" in s]
+        postures = [e["active"] for e in events if e["event"] == "posture"]
+        events = [e for e in events if e["event"] != "posture"]
         kinds = [(e["event"], e.get("reason")) for e in events]
         assert kinds[:3] == [("hold", "start"), ("targets", None), ("hold", "watchdog")], kinds
         hold = events[2]
@@ -83,6 +89,9 @@ def test_controller_node_streams_state_takes_targets_and_holds_when_they_stop(tm
         last = statuses[-1]
         assert last["targets"] == 25 and last["gripper_commands"] == 25 and last["dropped_messages"] == 0
         assert last["holding"] and last["fault"] is None
+        # the postures reached the torque loop, and the watchdog's hold gave the configured one back
+        assert last["postures"] == 5 and last["rejected_postures"] == 0 and not last["posture_active"]
+        assert postures == [True, False], postures
     finally:
         probe.close()
         codes = session.stop()

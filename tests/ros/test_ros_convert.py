@@ -132,3 +132,21 @@ def test_joy_and_camera_info():
     info = convert.camera_info_msg(640, 480, k, 1.0, "cam")
     assert info.width == 640 and np.array_equal(np.asarray(info.k).reshape(3, 3), k)
     assert np.asarray(info.p).reshape(3, 4)[:, 3].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_posture_messages_round_trip_and_are_checked():
+    names = [f"joint{i}" for i in range(1, 8)]
+    q = np.linspace(-0.5, 0.5, 7)
+    back, stiffness = convert.posture_from_msg(convert.posture_msg(names, q, 40.0, 1.0))
+    assert np.array_equal(back, q) and stiffness == 40.0
+    assert convert.posture_from_msg(convert.posture_msg(names, q, None, 1.0))[1] is None
+    assert convert.posture_from_msg(convert.posture_msg(names, None, None, 1.0)) == (None, None)
+    bad = [
+        msgs.JointState(name=names[:6], position=list(q[:6])),
+        msgs.JointState(name=names, position=[*q[:6], float("nan")]),
+        msgs.JointState(name=names, position=list(q), effort=[40.0] * 6 + [10.0]),
+        msgs.JointState(name=names, position=list(q), effort=[-1.0] * 7),
+    ]
+    for msg in bad:
+        with pytest.raises(MessageError):
+            convert.posture_from_msg(msg)
