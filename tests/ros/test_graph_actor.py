@@ -81,6 +81,48 @@ class LoopbackSim:
         self.sim.close()
 
 
+class ScriptedPerson:
+    """A synthetic person at the actor's /spacenav input (its TopicInput), on a thread.
+
+    Subclasses write :meth:`script`; an error in it is kept in :attr:`error` and stops
+    the session, so the test reports it instead of hanging.
+    """
+
+    def __init__(self, session: ActorSession) -> None:
+        from robot_rl.graph.joy import ACTION_BUTTONS, JOY_BUTTONS
+
+        self.session = session
+        self.device = session.parts.input
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self._buttons, self._width = ACTION_BUTTONS, JOY_BUTTONS
+
+    def tap(self, action: str) -> None:
+        """Press and release the /spacenav/joy button of ``action``."""
+        buttons = [0] * self._width
+        buttons[self._buttons[action]] = 1
+        self.device.on_joy(tuple(buttons))
+        self.device.on_joy(tuple([0] * self._width))
+
+    def wait(self, predicate, timeout: float = 30.0, while_waiting=lambda: None, poll: float = 0.02) -> None:
+        end = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > end:
+                raise TimeoutError("the actor did not get there")
+            while_waiting()
+            time.sleep(poll)
+
+    def script(self) -> None:
+        raise NotImplementedError
+
+    def _run(self) -> None:
+        try:
+            self.script()
+        except BaseException as err:  # noqa: BLE001 - reported by the test
+            self.error = err
+            self.session.stop()
+
+
 def test_the_expert_succeeds_through_the_topic_backends_and_episodes_are_booked():
     cfg = load_config(PICK, ["ros.policy=expert", "ros.episodes=2", "ros.state_timeout_s=2.0"])
     sim = LoopbackSim(cfg)

@@ -10,68 +10,45 @@ stop action buttons of /spacenav/joy.
 from __future__ import annotations
 
 import sys
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_graph_actor import PICK, LoopbackSim  # noqa: E402
+from test_graph_actor import PICK, LoopbackSim, ScriptedPerson  # noqa: E402
 
 from robot_rl.config import load_config  # noqa: E402
 from robot_rl.data.demos import episode_files, load_demos, read_manifest  # noqa: E402
 from robot_rl.errors import ConfigError  # noqa: E402
 from robot_rl.graph.actor import ActorSession, Senders, make_topic_parts  # noqa: E402
 from robot_rl.graph.description import build_graph  # noqa: E402
-from robot_rl.graph.joy import ACTION_BUTTONS, JOY_BUTTONS, operator_to_spacenav  # noqa: E402
+from robot_rl.graph.joy import operator_to_spacenav  # noqa: E402
 
 
-class Person:
+class Person(ScriptedPerson):
     """Plays /spacenav input by the actor's progress: move up, label success; label failure; stop."""
 
     def __init__(self, session: ActorSession) -> None:
-        self.session = session
-        self.device = session.parts.input
+        super().__init__(session)
         self.on_disk_after_first: list[str] | None = None
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
 
-    def tap(self, action: str) -> None:
-        buttons = [0] * JOY_BUTTONS
-        buttons[ACTION_BUTTONS[action]] = 1
-        self.device.on_joy(tuple(buttons))
-        self.device.on_joy(tuple([0] * JOY_BUTTONS))
-
-    def wait(self, predicate, timeout: float = 30.0, while_waiting=lambda: None) -> None:
-        end = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > end:
-                raise TimeoutError("the actor did not get there")
-            while_waiting()
-            time.sleep(0.02)
-
-    def _run(self) -> None:
-        try:
-            book = self.session.book
-            up = operator_to_spacenav(np.array([0.0, 0.0, 0.5, 0.0, 0.0, 0.0]))  # operator up: robot +z
-            self.wait(lambda: book.steps >= 4, while_waiting=lambda: self.device.on_twist(up))
-            self.device.on_twist(np.zeros(6))
-            self.wait(lambda: book.steps >= 5)
-            self.tap("success")
-            self.wait(lambda: len(book.episodes) >= 1)
-            first = book.steps
-            self.wait(lambda: book.steps >= first + 1)
-            self.on_disk_after_first = [p.name for p in episode_files(self.session.cfg.ros.demos_dir)]
-            self.tap("failure")
-            self.wait(lambda: len(book.episodes) >= 2)
-            second = book.steps
-            self.wait(lambda: book.steps >= second + 1)
-            self.tap("stop")
-        except BaseException as err:  # noqa: BLE001 - reported by the test
-            self.error = err
-            self.session.stop()
+    def script(self) -> None:
+        book = self.session.book
+        up = operator_to_spacenav(np.array([0.0, 0.0, 0.5, 0.0, 0.0, 0.0]))  # operator up: robot +z
+        self.wait(lambda: book.steps >= 4, while_waiting=lambda: self.device.on_twist(up))
+        self.device.on_twist(np.zeros(6))
+        self.wait(lambda: book.steps >= 5)
+        self.tap("success")
+        self.wait(lambda: len(book.episodes) >= 1)
+        first = book.steps
+        self.wait(lambda: book.steps >= first + 1)
+        self.on_disk_after_first = [p.name for p in episode_files(self.session.cfg.ros.demos_dir)]
+        self.tap("failure")
+        self.wait(lambda: len(book.episodes) >= 2)
+        second = book.steps
+        self.wait(lambda: book.steps >= second + 1)
+        self.tap("stop")
 
 
 @pytest.mark.parametrize("keep_failed", [False, True])

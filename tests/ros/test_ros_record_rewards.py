@@ -11,7 +11,6 @@ step saw each press, and the labels on disk are checked against that log.
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -19,13 +18,12 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_graph_actor import PICK, LoopbackSim  # noqa: E402
+from test_graph_actor import PICK, LoopbackSim, ScriptedPerson  # noqa: E402
 
 from robot_rl.config import load_config  # noqa: E402
 from robot_rl.errors import ConfigError, DeviceError  # noqa: E402
 from robot_rl.graph.actor import ActorSession, Senders, actor_cameras, make_topic_parts  # noqa: E402
 from robot_rl.graph.description import build_graph  # noqa: E402
-from robot_rl.graph.joy import ACTION_BUTTONS, JOY_BUTTONS  # noqa: E402
 from robot_rl.interfaces import InputCommand, InputDevice  # noqa: E402
 from robot_rl.reward.dataset import chunk_paths, load_frames  # noqa: E402
 from robot_rl.reward.labels import KeyLabels, LabelKeyTap  # noqa: E402
@@ -71,44 +69,24 @@ def log_reads(device) -> list[tuple[bool, bool, bool, bool]]:
     return reads
 
 
-class Person:
+class Person(ScriptedPerson):
     """Taps label keys at given steps of given episodes (``plan``: episode -> [(step, action)])."""
 
     def __init__(self, session: ActorSession, plan: dict[int, list[tuple[int, str]]]) -> None:
-        self.session = session
-        self.device = session.parts.input
+        super().__init__(session)
         self.plan = plan
         self.chunks_before_stop: int | None = None
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
 
-    def tap(self, action: str) -> None:
-        buttons = [0] * JOY_BUTTONS
-        buttons[ACTION_BUTTONS[action]] = 1
-        self.device.on_joy(tuple(buttons))
-        self.device.on_joy(tuple([0] * JOY_BUTTONS))
-
-    def wait(self, predicate, timeout: float = 30.0) -> None:
-        end = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > end:
-                raise TimeoutError("the actor did not get there")
-            time.sleep(0.01)
-
-    def _run(self) -> None:
-        try:
-            book = self.session.book
-            for episode, taps in sorted(self.plan.items()):
-                self.wait(lambda: len(book.episodes) >= episode)
-                start = sum(e["length"] for e in book.episodes[:episode])
-                for step, action in taps:
-                    self.wait(lambda: book.steps >= start + step)
-                    if action == "stop":
-                        self.chunks_before_stop = len(chunk_paths(self.session.cfg.ros.reward_frames_dir))
-                    self.tap(action)
-        except BaseException as err:  # noqa: BLE001 - reported by the test
-            self.error = err
-            self.session.stop()
+    def script(self) -> None:
+        book = self.session.book
+        for episode, taps in sorted(self.plan.items()):
+            self.wait(lambda: len(book.episodes) >= episode, poll=0.01)
+            start = sum(e["length"] for e in book.episodes[:episode])
+            for step, action in taps:
+                self.wait(lambda: book.steps >= start + step, poll=0.01)
+                if action == "stop":
+                    self.chunks_before_stop = len(chunk_paths(self.session.cfg.ros.reward_frames_dir))
+                self.tap(action)
 
 
 def expected_frames(reads, episodes) -> list[tuple[int, bool]]:
