@@ -60,6 +60,7 @@ import numpy as np
 from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.config.sections import RobotConfig
 from robot_rl.control import SafetyBox
+from robot_rl.control.impedance import check_posture
 from robot_rl.control.transforms import orientation_error, quat_mul, quat_normalize, rotvec_to_quat
 from robot_rl.errors import DeviceError
 from robot_rl.interfaces import Robot, RobotState
@@ -283,24 +284,16 @@ class FrankaRos2ControlRobot(Robot):
             raise NotImplementedError("Franka (ros2_control): robot.hardware.ros2_control.posture_topic is null, so "
                                       "the controller takes no null-space posture (CRISP's is /target_joint)")
         self._check()
-        if q is None:
+        try:
+            posture, k = check_posture(q, stiffness, 7)
+        except ValueError as err:
+            raise ValueError(f"Franka (ros2_control): {err}") from None
+        if posture is None:
             posture = self.rest_posture
-        else:
-            try:
-                posture = np.asarray(q, dtype=np.float64)
-            except (TypeError, ValueError):
-                posture = np.full(0, np.nan)
-            if posture.shape != (7,) or not np.all(np.isfinite(posture)):
-                raise ValueError(f"Franka (ros2_control): a posture needs 7 finite joint angles, got {q!r}")
-        if stiffness is not None:
-            k = float(stiffness)
-            if not np.isfinite(k) or k < 0.0:
-                raise ValueError(f"Franka (ros2_control): a null-space stiffness must be finite and >= 0, "
-                                 f"got {stiffness}")
-            if not self._stiffness_warned:
-                self._stiffness_warned = True
-                log.warning("Franka (ros2_control): null-space stiffness %g Nm/rad not applied: the controller's own "
-                            "parameter holds (CRISP: nullspace.stiffness; raise it there for faster joint resets)", k)
+        if k is not None and not self._stiffness_warned:
+            self._stiffness_warned = True
+            log.warning("Franka (ros2_control): null-space stiffness %g Nm/rad not applied: the controller's own "
+                        "parameter holds (CRISP: nullspace.stiffness; raise it there for faster joint resets)", k)
         with self._lock:  # one critical section with the watchdog's restore, so they cannot interleave
             self._posture_pub.publish(posture_msg(self._joint_names, posture, time.time()))
             self._posture_override = q is not None

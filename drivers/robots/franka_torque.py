@@ -39,6 +39,7 @@ import numpy as np
 
 from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.config.sections import RobotConfig
+from robot_rl.control.impedance import check_posture
 from robot_rl.errors import DeviceError
 from robot_rl.interfaces import Robot, RobotState
 from robot_rl_drivers.robots.faults import RobotFault
@@ -278,24 +279,13 @@ class FrankaTorqueRobot(Robot):
         written.
         """
         self._check_fault()
+        try:
+            posture, k = check_posture(q, stiffness, 7)
+        except ValueError as err:
+            raise ValueError(f"Franka at {self.hw.ip}: {err}") from None
         values = np.zeros(POSTURE.size)
-        if stiffness is not None:
-            try:
-                k = float(stiffness)
-            except (TypeError, ValueError):
-                k = float("nan")
-            if not np.isfinite(k) or k < 0.0:
-                raise ValueError(f"Franka at {self.hw.ip}: a null-space stiffness must be finite and >= 0, "
-                                 f"got {stiffness!r}")
-        if q is not None:
-            try:
-                posture = np.asarray(q, dtype=np.float64)
-            except (TypeError, ValueError):
-                posture = np.full(0, np.nan)
-            if posture.shape != (7,) or not np.all(np.isfinite(posture)):
-                raise ValueError(f"Franka at {self.hw.ip}: a posture needs 7 finite joint angles, got "
-                                 f"{' '.join(repr(q).split())}")
-            POSTURE.pack(values, q=posture, stiffness=np.nan if stiffness is None else k, active=1.0)
+        if posture is not None:
+            POSTURE.pack(values, q=posture, stiffness=np.nan if k is None else k, active=1.0)
         self._ch.posture.write(values)
 
     @property

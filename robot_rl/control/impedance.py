@@ -104,6 +104,31 @@ def impedance_torque(arm: ArmState, target_pos: np.ndarray, target_quat: np.ndar
     return LawOutput(total, tau_cmd, force, error, bool(np.any(error_c != error)))
 
 
+def check_posture(q: object, stiffness: object, joints: int) -> tuple[np.ndarray | None, float | None]:
+    """``(posture, stiffness)`` as floats, or ValueError: the rule of ``Robot.set_posture``.
+
+    Every backend applies it before a posture reaches its controller (the 1 kHz loop, a
+    ros2_control topic, the actor's topic), so one bad value is refused where it enters.
+    """
+    posture = None
+    if q is not None:
+        try:
+            posture = np.asarray(q, dtype=np.float64)
+        except (TypeError, ValueError):
+            posture = np.full(0, np.nan)
+        if posture.shape != (joints,) or not np.all(np.isfinite(posture)):
+            raise ValueError(f"a posture needs {joints} finite joint angles, got {' '.join(repr(q).split())}")
+    k = None
+    if stiffness is not None:
+        try:
+            k = float(stiffness)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            k = float("nan")
+        if not np.isfinite(k) or k < 0.0:
+            raise ValueError(f"a null-space stiffness must be finite and >= 0, got {stiffness!r}")
+    return posture, k
+
+
 @dataclass
 class ControllerStats:
     cycles: int = 0
@@ -189,19 +214,14 @@ class CartesianImpedanceController:
         and the torque limits stay as they are, so the TCP keeps its target. Raises
         ValueError for a malformed or non-finite posture or stiffness (nothing changes).
         """
-        if q is None:
-            self.gains = self.base_gains
-            return
-        q = np.asarray(q, dtype=np.float64)
         base = self.base_gains
-        if q.shape != base.rest_posture.shape or not np.all(np.isfinite(q)):
-            raise ValueError(f"a posture needs {base.rest_posture.shape[0]} finite joint angles, got "
-                             f"{np.round(q, 4).tolist()}")
-        k = base.nullspace_stiffness if stiffness is None else float(stiffness)
-        if not np.isfinite(k) or k < 0.0:
-            raise ValueError(f"a null-space stiffness must be finite and >= 0, got {stiffness}")
-        damping = base.nullspace_damping if stiffness is None else 2.0 * float(np.sqrt(k))
-        self.gains = replace(base, rest_posture=q, nullspace_stiffness=k, nullspace_damping=damping)
+        posture, k = check_posture(q, stiffness, base.rest_posture.shape[0])
+        if posture is None:
+            self.gains = base
+        elif k is None:
+            self.gains = replace(base, rest_posture=posture)
+        else:
+            self.gains = replace(base, rest_posture=posture, nullspace_stiffness=k, nullspace_damping=2.0 * np.sqrt(k))
 
     def hold(self, arm: ArmState, now: float) -> None:
         """Make the measured pose the target, exactly: holding never moves the arm."""

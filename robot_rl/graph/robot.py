@@ -30,6 +30,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from robot_rl.control.impedance import check_posture
 from robot_rl.errors import RobotFault
 from robot_rl.graph.latest import Latest, Percentiles, StopRequested
 from robot_rl.interfaces import Clock, Robot, RobotState
@@ -163,11 +164,7 @@ class TopicRobot(Robot):
             raise NotImplementedError("this actor has no posture topic")
         if self.cancel.is_set() and q is not None:
             raise StopRequested()
-        if q is not None:
-            q = np.asarray(q, dtype=float)
-            if q.shape != (7,) or not np.all(np.isfinite(q)):
-                raise ValueError(f"a posture needs 7 finite joint angles, got {np.round(q, 4).tolist()}")
-        self._send_posture(q, stiffness)
+        self._send_posture(*check_posture(q, stiffness, 7))
 
     def recover(self) -> None:
         """Wait for the controller to publish again (a fresh state arrives), then hold where the arm is."""
