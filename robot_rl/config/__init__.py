@@ -16,7 +16,7 @@ from robot_rl.config.agent import AgentConfig, TrainConfig
 from robot_rl.config.learning import LearningConfig
 from robot_rl.config.input import InterventionConfig
 from robot_rl.config.hardware import check_hardware
-from robot_rl.config.loader import apply_overrides, build, param, read_yaml, to_dict
+from robot_rl.config.loader import apply_overrides, build, param, parse_yaml, read_yaml, to_dict
 from robot_rl.config.reward import RewardConfig
 from robot_rl.config.reset import ResetConfig, check_reset_poses
 from robot_rl.config.ros import RosConfig
@@ -41,7 +41,7 @@ class Config:
     """A whole session: task, robot, cameras, env (and, in later sections, learning)."""
 
     task: TaskConfig = field(default_factory=TaskConfig)
-    seed: int = param(0, min=0)
+    seed: int = param(0, min=0, max=2**32 - 1, doc="NumPy's legacy seeding takes 32 bits")
     sim: SimConfig = field(default_factory=SimConfig)
     robot: RobotConfig = field(default_factory=RobotConfig)
     cameras: dict[str, CameraConfig] = field(default_factory=_default_cameras)
@@ -82,5 +82,5 @@ def config_from_dict(data: dict[str, Any], file: str = "<config>") -> Config:
 __all__ = [
     "CameraConfig", "Config", "ConfigError", "ControllerConfig", "EnvConfig", "RobotConfig",
     "SimConfig", "TaskConfig", "WorkspaceConfig", "apply_overrides", "build", "config_from_dict",
-    "load_config", "param", "read_yaml", "to_dict",
+    "load_config", "param", "parse_yaml", "read_yaml", "to_dict",
 ]

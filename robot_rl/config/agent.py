@@ -29,10 +29,10 @@ class EncoderConfig:
     pretrained_path: Optional[str] = None
     freeze_backbone: bool = True
     cache_features: bool = True
-    channels: tuple[int, ...] = param((32, 32, 32, 32), min=1, doc="small encoder conv widths")
+    channels: tuple[int, ...] = param((32, 32, 32, 32), min=1, max=1024, doc="small encoder conv widths")
     strides: tuple[int, ...] = param((2, 2, 2, 1), min=1, max=4, doc="small encoder conv strides")
-    latent_dim: int = param(256, min=1, doc="per-camera feature size after the trainable head")
-    spatial_features: int = param(8, min=1, doc="learned spatial embeddings per channel (resnet10 head)")
+    latent_dim: int = param(256, min=1, max=4096, doc="per-camera feature size after the trainable head")
+    spatial_features: int = param(8, min=1, max=256, doc="learned spatial embeddings per channel (resnet10 head)")
     augment: Literal["shift", "none"] = "shift"
     shift_pad: int = param(4, min=0, max=32, doc="DrQ random-shift padding in pixels")
 
@@ -45,22 +45,22 @@ class EncoderConfig:
 class AgentConfig:
     """SAC with the RLPD choices, plus an optional discrete gripper critic."""
 
-    hidden_dims: tuple[int, ...] = param((256, 256), min=1)
+    hidden_dims: tuple[int, ...] = param((256, 256), min=1, max=4096)
     num_critics: int = param(2, min=1, max=64, doc="size of the critic ensemble")
     num_min_qs: int = param(2, min=1, max=64, doc="random subset of target critics the backup takes the min over")
     critic_layer_norm: bool = True
-    critic_actor_ratio: int = param(1, min=1, doc="critic updates per actor/temperature update")
-    actor_lr: float = param(3e-4, min=0.0)
-    critic_lr: float = param(3e-4, min=0.0)
-    temperature_lr: float = param(3e-4, min=0.0)
+    critic_actor_ratio: int = param(1, min=1, max=100, doc="critic updates per actor/temperature update")
+    actor_lr: float = param(3e-4, min=0.0, max=1.0)
+    critic_lr: float = param(3e-4, min=0.0, max=1.0)
+    temperature_lr: float = param(3e-4, min=0.0, max=1.0)
     discount: float = param(0.97, min=0.0, max=1.0)
     tau: float = param(0.005, min=0.0, max=1.0, doc="polyak factor of the target critics")
     n_step: int = param(1, min=1, max=20, doc="n-step TD targets (1: plain SAC/RLPD)")
-    init_temperature: float = param(0.01, min=1e-8, doc="HIL-SERL: 0.01; a high start keeps early policies random for thousands of updates")
-    target_entropy: Optional[float] = param(None, doc="null means -(continuous action dims) / 2")
+    init_temperature: float = param(0.01, min=1e-8, max=100.0, doc="HIL-SERL: 0.01; a high start keeps early policies random for thousands of updates")
+    target_entropy: Optional[float] = param(None, min=-100.0, max=100.0, doc="null means -(continuous action dims) / 2")
     backup_entropy: bool = param(False, doc="add the entropy bonus to the TD target (off: HIL-SERL; it swamps sparse rewards)")
-    log_std_min: float = -5.0
-    log_std_max: float = 2.0
+    log_std_min: float = param(-5.0, min=-20.0, max=2.0, doc="lower clip of the policy's log std")
+    log_std_max: float = param(2.0, min=-5.0, max=5.0, doc="upper clip of the policy's log std")
     normalize_state: bool = param(True, doc="standardise the state vector with running statistics")
     gripper_critic: bool = param(False, doc="a 3-action DQN critic (close, stay, open) drives the last action dim")
     gripper_epsilon: float = param(0.0, min=0.0, max=1.0, doc="random gripper action probability while collecting")
@@ -69,6 +69,8 @@ class AgentConfig:
     def __post_init__(self) -> None:
         if self.num_min_qs > self.num_critics:
             raise ValueError(f"num_min_qs ({self.num_min_qs}) cannot exceed num_critics ({self.num_critics})")
+        if self.log_std_min >= self.log_std_max:
+            raise ValueError(f"log_std_min ({self.log_std_min}) must be below log_std_max ({self.log_std_max})")
 
 
 @dataclass
@@ -80,25 +82,25 @@ class TrainConfig:
     batch (``batch_size``, ``demo_fraction`` of it from the demo buffer).
     """
 
-    total_env_steps: int = param(20_000, min=0)
-    utd_ratio: float = param(2.0, min=0.0)
-    learning_starts: int = param(100, min=0, doc="online steps collected before the first update")
-    random_steps: int = param(0, min=0, doc="uniform random actions at the start of a fresh run")
-    batch_size: int = param(256, min=1)
+    total_env_steps: int = param(20_000, min=0, max=10**9)
+    utd_ratio: float = param(2.0, min=0.0, max=100.0)
+    learning_starts: int = param(100, min=0, max=10**9, doc="online steps collected before the first update")
+    random_steps: int = param(0, min=0, max=10**9, doc="uniform random actions at the start of a fresh run")
+    batch_size: int = param(256, min=1, max=65_536)
     demo_fraction: float = param(0.5, min=0.0, max=1.0)
-    replay_capacity: int = param(200_000, min=2, doc="online buffer size, in frames")
-    demo_capacity: int = param(50_000, min=2, doc="demo buffer size, in frames (demos + interventions)")
+    replay_capacity: int = param(200_000, min=2, max=10**7, doc="online buffer size, in frames")
+    demo_capacity: int = param(50_000, min=2, max=10**7, doc="demo buffer size, in frames (demos + interventions)")
     demos: Optional[str] = param(None, doc="a demo directory written by 'robot-rl record-demos'")
-    scripted_demos: int = param(20, min=0, doc="when demos is null: record this many scripted demos first (sim)")
+    scripted_demos: int = param(20, min=0, max=10_000, doc="when demos is null: record this many scripted demos first (sim)")
     scripted_demo_noise: float = param(0.0, min=0.0, max=1.0, doc="action noise of those scripted demos")
-    eval_every: int = param(2000, min=0, doc="env steps between evaluations; 0 disables")
-    eval_episodes: int = param(10, min=0)
-    eval_seed: int = param(10_000, min=0, doc="eval episode i resets with seed eval_seed + i")
-    checkpoint_every: int = param(5000, min=0, doc="env steps between checkpoints (taken at episode ends); 0: only at the end")
-    log_every: int = param(500, min=1, doc="env steps between TensorBoard scalar writes of losses")
+    eval_every: int = param(2000, min=0, max=10**9, doc="env steps between evaluations; 0 disables")
+    eval_episodes: int = param(10, min=0, max=10_000)
+    eval_seed: int = param(10_000, min=0, max=2**32 - 1, doc="eval episode i resets with seed eval_seed + i")
+    checkpoint_every: int = param(5000, min=0, max=10**9, doc="env steps between checkpoints (taken at episode ends); 0: only at the end")
+    log_every: int = param(500, min=1, max=10**9, doc="env steps between TensorBoard scalar writes of losses")
     run_dir: str = "runs/default"
     device: Literal["cpu", "cuda", "auto"] = "cpu"
-    torch_threads: int = param(1, min=0, doc="1 suits a small CPU the env shares (small matmuls gain nothing from 2); 0: PyTorch default")
+    torch_threads: int = param(1, min=0, max=1024, doc="1 suits a small CPU the env shares (small matmuls gain nothing from 2); 0: PyTorch default")
     progress: bool = True
     stop_at_success: Optional[float] = param(None, min=0.0, max=1.0,
                                              doc="stop once an evaluation reaches this success rate")

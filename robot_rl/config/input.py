@@ -88,14 +88,15 @@ class SpaceMouseConfig:
     """
 
     backend: Literal["auto", "hidraw", "libusb"] = "auto"
-    vendor_ids: list[int] = field(default_factory=lambda: [0x046D, 0x256F])
+    vendor_ids: list[int] = param(default_factory=lambda: [0x046D, 0x256F], min=0, max=0xFFFF, doc="USB vendor ids")
     product_id: Optional[int] = param(None, min=0, max=0xFFFF, doc="pick one model; null takes any 3D mouse")
     path: Optional[str] = None  # pick one device by its hidapi path, e.g. /dev/hidraw3
-    full_scale: float = param(350.0, min=1.0, doc="raw count at full deflection (350 on current models)")
+    full_scale: float = param(350.0, min=1.0, max=32767.0, doc="raw count at full deflection (350 on current models)")
     deadband: float = param(0.1, min=0.0, max=0.9, doc="fraction of full scale read as zero, per axis")
     scale: Vec6 = param((1.0, 1.0, 1.0, 1.0, 1.0, 1.0), min=0.0, max=10.0,
                         doc="gain per robot axis after mapping; 0 disables an axis")
-    buttons: dict[str, int] = field(default_factory=lambda: {"close_gripper": 0, "open_gripper": 1})
+    buttons: dict[str, int] = param(default_factory=lambda: {"close_gripper": 0, "open_gripper": 1}, min=0, max=255,
+                                    doc="action -> button index")
     button_count: Optional[int] = param(None, min=1, max=256, doc="length of InputCommand.buttons; null: by model")
     intervene_on_motion: bool = True
     read_timeout_ms: int = param(20, min=1, max=1000, doc="reader thread poll; bounds close() latency")
@@ -186,7 +187,7 @@ class SimulatedInterventionConfig:
     max_per_episode: int = param(2, min=0, max=1000)
     grace_steps: int = param(5, min=0, max=1000)
     noise: float = param(0.0, min=0.0, max=1.0, doc="expert action noise (std)")
-    seed: int = param(0, min=0)
+    seed: int = param(0, min=0, max=2**32 - 1)
 
 
 @dataclass

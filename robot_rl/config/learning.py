@@ -52,31 +52,49 @@ class LearningConfig:
     actor_id: Optional[str] = param(None, doc="actor name; null means <hostname>-<pid>")
 
     batch_steps: int = param(16, min=1, max=4096, doc="N: an actor sends every N steps (and at episode end)")
-    batch_max_age_s: float = param(2.0, min=0.01, doc="a partial batch is sent after this long")
-    queue_steps: int = param(20000, min=1, doc="actor's bound on unsent steps while the learner is away")
-    weights_every_updates: int = param(100, min=1, doc="K: push weights every K updates ...")
-    weights_every_s: float = param(10.0, min=0.05, doc="... or every T seconds, whichever comes first")
+    batch_max_age_s: float = param(2.0, min=0.01, max=3600.0, doc="a partial batch is sent after this long")
+    queue_steps: int = param(20000, min=1, max=10_000_000,
+                             doc="actor's bound on unsent steps while the learner is away")
+    weights_every_updates: int = param(100, min=1, max=1_000_000_000, doc="K: push weights every K updates ...")
+    weights_every_s: float = param(10.0, min=0.05, max=86400.0, doc="... or every T seconds, whichever comes first")
 
-    rpc_deadline_s: float = param(10.0, min=0.1, doc="deadline of each Register/PushTransitions call")
-    keepalive_s: float = param(10.0, min=1.0, doc="HTTP/2 ping interval on idle connections")
-    keepalive_timeout_s: float = param(5.0, min=0.5, doc="a ping unanswered this long drops the link")
+    rpc_deadline_s: float = param(10.0, min=0.1, max=3600.0, doc="deadline of each Register/PushTransitions call")
+    keepalive_s: float = param(10.0, min=1.0, max=3600.0, doc="HTTP/2 ping interval on idle connections")
+    keepalive_timeout_s: float = param(5.0, min=0.5, max=600.0, doc="a ping unanswered this long drops the link")
     max_message_mb: int = param(64, min=1, max=2047, doc="largest batch or weight message, MiB")
-    reconnect_min_s: float = param(0.1, min=0.01, doc="first reconnect delay; doubles per failure")
-    reconnect_max_s: float = param(5.0, min=0.01)
+    reconnect_min_s: float = param(0.1, min=0.01, max=600.0, doc="first reconnect delay; doubles per failure")
+    reconnect_max_s: float = param(5.0, min=0.01, max=3600.0)
     max_actors: int = param(16, min=1, max=1024, doc="learner: concurrent actors served")
+    max_concurrent_calls: int = param(0, min=0, max=8192, doc="learner: authenticated Register/PushTransitions "
+                                      "calls served at once, more get RESOURCE_EXHAUSTED and retry "
+                                      "(0: 2 x max_actors + 4); weight streams have 2 x max_actors apart")
+    max_call_s: float = param(60.0, min=1.0, max=3600.0, doc="learner: longest deadline a Register or "
+                              "PushTransitions call may carry; calls without one are refused, so a stalled "
+                              "caller cannot hold a slot longer (must be >= rpc_deadline_s)")
+    registration_ttl_s: float = param(60.0, min=1.0, max=86400.0, doc="learner: a registered actor that "
+                                      "neither pushes nor holds a weight stream this long gives its slot to a "
+                                      "new actor when all max_actors slots are taken")
+    max_episode_steps: int = param(0, min=0, max=10_000_000, doc="learner: most steps of one unfinished "
+                                   "episode held per actor; longer ones are refused (0: 2 x "
+                                   "env.max_episode_steps + batch_steps)")
 
     updates: Literal["ratio", "max"] = param(
         "ratio", doc="ratio: train.utd_ratio updates per env step received; max: update as fast as possible")
-    checkpoint_every_s: float = param(120.0, min=1.0, doc="learner: seconds between agent checkpoints")
-    log_every_s: float = param(10.0, min=0.1, doc="seconds between progress lines and per-actor stats")
-    actor_max_hz: float = param(0.0, min=0.0, doc="actor: cap on env steps per second (0: no cap; "
-                                                  "a sim actor otherwise runs as fast as the CPU allows)")
-    sync_steps: int = param(0, min=0, doc="sim only: an actor takes at most this many steps per weight "
-                                          "version while connected (0: never waits)")
+    checkpoint_every_s: float = param(120.0, min=1.0, max=86400.0, doc="learner: seconds between agent checkpoints")
+    log_every_s: float = param(10.0, min=0.1, max=86400.0, doc="seconds between progress lines and per-actor stats")
+    actor_max_hz: float = param(0.0, min=0.0, max=100_000.0,
+                                doc="actor: cap on env steps per second (0: no cap; "
+                                    "a sim actor otherwise runs as fast as the CPU allows)")
+    sync_steps: int = param(0, min=0, max=1_000_000_000,
+                            doc="sim only: an actor takes at most this many steps per weight "
+                                "version while connected (0: never waits)")
 
     def __post_init__(self) -> None:
         if self.reconnect_max_s < self.reconnect_min_s:
             raise ValueError("learning.reconnect_max_s must be at least reconnect_min_s")
+        if self.rpc_deadline_s > self.max_call_s:
+            raise ValueError("learning.rpc_deadline_s must be at most learning.max_call_s (the learner refuses "
+                             "calls with a longer deadline)")
         if self.token is not None and not self.token.strip():
             raise ValueError("learning.token is empty; remove it or set a secret")
 
@@ -107,6 +125,20 @@ class LearningConfig:
             return ipaddress.ip_address(self.host).is_loopback
         except ValueError:
             return False
+
+    @property
+    def call_slots(self) -> int:
+        """Authenticated Register/PushTransitions calls the learner serves at once."""
+        return self.max_concurrent_calls or 2 * self.max_actors + 4
+
+    @property
+    def stream_slots(self) -> int:
+        """Weight streams the learner serves at once (an actor that reconnects briefly has two)."""
+        return 2 * self.max_actors
+
+    def episode_cap(self, env_max_episode_steps: int) -> int:
+        """Most steps of one unfinished episode the learner holds per actor."""
+        return self.max_episode_steps or 2 * env_max_episode_steps + self.batch_steps
 
     @property
     def max_message_bytes(self) -> int:

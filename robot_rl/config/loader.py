@@ -4,74 +4,50 @@ Configs are plain dataclasses. :func:`build` walks a parsed YAML mapping into on
 checking every key and value on the way, so that a typo in a config file is an error
 that names the file and the dotted key instead of a silently ignored setting. Ranges
 and choices live next to the field they constrain, through :func:`param`.
+
+Every number must be finite (NaN would pass any ``<``/``>`` range check and reach the
+physics), and a number whose field sets no range must stay within
+±:data:`UNBOUNDED_MAGNITUDE`. YAML text (a file, or a ``--set`` value) is read through
+:mod:`robot_rl.config.yaml_text`, which refuses what could crash or hang the loader
+before anything is built.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import types
-import typing
-from pathlib import Path
 from typing import Any, Literal, Mapping, TypeVar, Union, get_args, get_origin, get_type_hints
 
-import yaml
-
+from robot_rl.config.yaml_text import (  # noqa: F401 - read_yaml, parse_yaml, apply_overrides: the loader's API
+    MAX_CONFIG_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, apply_overrides, join_key, parse_yaml, read_yaml, show,
+)
 from robot_rl.errors import ConfigError
 
 T = TypeVar("T")
 
 _MISSING = dataclasses.MISSING
 
+#: The magnitude a number may have when its field sets no ``min``/``max`` of its own.
+UNBOUNDED_MAGNITUDE = 1e9
 
-def param(default: Any = _MISSING, *, min: float | None = None, max: float | None = None,
+
+
+def param(default: Any = _MISSING, *, min: Any = None, max: Any = None, finite: bool = True,
           default_factory: Any = _MISSING, doc: str = "") -> Any:
     """A dataclass field with an optional inclusive numeric range, checked on load.
 
-    For sequences the range applies to every element.
+    The range applies to every number in the value (each element of a sequence, each
+    value of a mapping). For a fixed-length tuple, ``min``/``max`` may also be a tuple
+    of per-element bounds, e.g. ``max=(5000, 5000, 5000, 500, 500, 500)``. Numbers must
+    be finite unless ``finite=False``; without a ``min`` or ``max`` a finite number is
+    still held within ±:data:`UNBOUNDED_MAGNITUDE`.
     """
-    meta = {"min": min, "max": max, "doc": doc}
+    meta = {"min": min, "max": max, "finite": finite, "doc": doc}
     if default_factory is not _MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
-
-
-def read_yaml(path: str | Path) -> dict[str, Any]:
-    """Read a YAML mapping; a missing or malformed file is a one-line ConfigError."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}:{line} is not valid YAML ({getattr(err, 'problem', err)})") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping of keys to values")
-    return data
-
-
-def apply_overrides(data: dict[str, Any], overrides: list[str], source: str = "--set") -> dict[str, Any]:
-    """Apply ``a.b.c=value`` overrides (value parsed as YAML) to a raw config mapping."""
-    for item in overrides:
-        if "=" not in item:
-            raise ConfigError(f"{source}: override {item!r} must look like key.sub=value")
-        key, raw = item.split("=", 1)
-        value = yaml.safe_load(raw) if raw.strip() else ""
-        node = data
-        parts = key.strip().split(".")
-        for part in parts[:-1]:
-            nxt = node.get(part)
-            if nxt is None:
-                nxt = node[part] = {}
-            if not isinstance(nxt, dict):
-                raise ConfigError(f"{source}: {'.'.join(parts[:-1])} is not a mapping, cannot set {key}")
-            node = nxt
-        node[parts[-1]] = value
-    return data
 
 
 def build(cls: type[T], data: Any, *, file: str, where: str = "") -> T:
@@ -86,25 +62,26 @@ def build(cls: type[T], data: Any, *, file: str, where: str = "") -> T:
         if key not in fields:
             hint = difflib.get_close_matches(str(key), list(fields), n=1)
             suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
-            raise ConfigError(f"{file}: unknown key '{_join(where, key)}'{suggestion}")
+            raise ConfigError(f"{file}: unknown key '{join_key(where, key)}'{suggestion}")
     kwargs: dict[str, Any] = {}
     for name, f in fields.items():
-        key = _join(where, name)
+        key = join_key(where, name)
         if name in data:
-            value = _convert(hints[name], data[name], file=file, where=key)
-            _check_range(f, value, file=file, where=key)
-            kwargs[name] = value
+            kwargs[name] = _convert(hints[name], data[name], file=file, where=key, limits=_Limits.of(f))
         elif f.default is _MISSING and f.default_factory is _MISSING:
             raise ConfigError(f"{file}: missing required key '{key}'")
     try:
         obj = cls(**kwargs)
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, ArithmeticError) as err:
         raise ConfigError(f"{file}: {where or 'config'}: {err}") from None
     return obj
 
 
 def to_dict(obj: Any) -> Any:
-    """A dataclass config back to plain YAML-able data (tuples become lists)."""
+    """A dataclass config back to plain YAML-able data (tuples become lists).
+
+    Every mapping and list is rebuilt, so shared objects (YAML aliases) come out as copies.
+    """
     if dataclasses.is_dataclass(obj):
         return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, dict):
@@ -114,8 +91,53 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
-def _join(where: str, key: Any) -> str:
-    return f"{where}.{key}" if where else str(key)
+class _BadNumber(ConfigError):
+    """A number of the right type but a wrong value: a Union reports it instead of trying
+    its other types (``serial: 1e300`` is out of range, not 'the wrong type')."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Limits:
+    """The numeric constraints of one field (see :func:`param`)."""
+
+    lo: Any = None
+    hi: Any = None
+    finite: bool = True
+
+    @staticmethod
+    def of(f: dataclasses.Field) -> "_Limits":
+        return _Limits(f.metadata.get("min"), f.metadata.get("max"), f.metadata.get("finite", True))
+
+    def item(self, index: int) -> "_Limits":
+        """The limits of element ``index`` of a fixed-length tuple (per-element bounds pick theirs)."""
+        def pick(bound: Any) -> Any:
+            return bound[index] if isinstance(bound, (list, tuple)) else bound
+        return _Limits(pick(self.lo), pick(self.hi), self.finite)
+
+    def check(self, value: int | float, *, file: str, where: str) -> None:
+        """Raise unless ``value`` is finite (when required) and inside the range.
+
+        NaN is caught first: every comparison with it is False, so no range holds it back.
+        """
+        if self.finite and isinstance(value, float) and not math.isfinite(value):
+            raise _BadNumber(f"{file}: '{where}' must be a finite number, got {value!r}")
+        lo, hi = self.lo, self.hi
+        if self.finite:
+            lo = -UNBOUNDED_MAGNITUDE if lo is None else lo
+            hi = UNBOUNDED_MAGNITUDE if hi is None else hi
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise _BadNumber(f"{file}: '{where}' = {show(value)} is out of range [{_bound(lo, '-inf')}, "
+                             f"{_bound(hi, 'inf')}]")
+
+
+_NO_LIMITS = _Limits()
+
+
+def _bound(bound: Any, unbounded: str) -> str:
+    if bound is None:
+        return unbounded
+    return repr(bound) if isinstance(bound, int) or abs(bound) < 1e6 else f"{bound:g}"
+
 
 
 def _kind(value: Any) -> str:
@@ -123,75 +145,91 @@ def _kind(value: Any) -> str:
             int: "an integer", float: "a number", type(None): "nothing"}.get(type(value), type(value).__name__)
 
 
-def _convert(tp: Any, value: Any, *, file: str, where: str) -> Any:
+def _convert(tp: Any, value: Any, *, file: str, where: str, limits: _Limits = _NO_LIMITS) -> Any:
+    """``value`` checked against type ``tp`` (and, for every number in it, ``limits``)."""
     origin = get_origin(tp)
     args = get_args(tp)
     if tp is Any:
         return value
     if origin in (Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _convert(arg, value, file=file, where=where)
-            except ConfigError as err:
-                errors.append(str(err))
-        raise ConfigError(errors[0] if len(errors) == 1 else
-                          f"{file}: '{where}' has the wrong type ({_kind(value)})")
+        return _convert_union(args, value, file=file, where=where, limits=limits)
     if origin is Literal:
         if value not in args:
             choices = ", ".join(repr(a) for a in args)
-            raise ConfigError(f"{file}: '{where}' must be one of {choices}, got {value!r}")
+            raise ConfigError(f"{file}: '{where}' must be one of {choices}, got {show(value)}")
         return value
     if dataclasses.is_dataclass(tp):
         return build(tp, value, file=file, where=where)
     if origin in (list, tuple):
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{file}: '{where}' must be a list, got {_kind(value)}")
-        if origin is tuple and args and args[-1] is not Ellipsis:
-            if len(value) != len(args):
-                raise ConfigError(f"{file}: '{where}' must have {len(args)} items, got {len(value)}")
-            return tuple(_convert(a, v, file=file, where=f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
-        item_t = args[0] if args else Any
-        items = [_convert(item_t, v, file=file, where=f"{where}[{i}]") for i, v in enumerate(value)]
-        return tuple(items) if origin is tuple else items
+        return _convert_sequence(origin, args, value, file=file, where=where, limits=limits)
     if origin is dict:
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{file}: '{where}' must be a mapping, got {_kind(value)}")
-        key_t, val_t = args if args else (Any, Any)
-        return {str(k): _convert(val_t, v, file=file, where=_join(where, k)) for k, v in value.items()}
+        return _convert_mapping(args, value, file=file, where=where, limits=limits)
     if tp is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{file}: '{where}' must be true or false, got {value!r}")
+            raise ConfigError(f"{file}: '{where}' must be true or false, got {show(value)}")
         return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{file}: '{where}' must be an integer, got {value!r}")
-        return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{file}: '{where}' must be a number, got {value!r}")
-        return float(value)
+    if tp in (int, float):
+        return _convert_number(tp, value, file=file, where=where, limits=limits)
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{file}: '{where}' must be a string, got {value!r}")
+            raise ConfigError(f"{file}: '{where}' must be a string, got {show(value)}")
         return value
     if isinstance(tp, type) and isinstance(value, tp):
         return value
     raise ConfigError(f"{file}: '{where}' has an unsupported type {tp!r}")
 
 
-def _check_range(f: dataclasses.Field, value: Any, *, file: str, where: str) -> None:
-    lo, hi = f.metadata.get("min"), f.metadata.get("max")
-    if lo is None and hi is None or value is None:
-        return
-    values = value if isinstance(value, (list, tuple)) else [value]
-    for v in values:
-        if not isinstance(v, (int, float)):
+def _convert_union(args: tuple, value: Any, *, file: str, where: str, limits: _Limits) -> Any:
+    if value is None and type(None) in args:
+        return None
+    errors = []
+    for arg in args:
+        if arg is type(None):
             continue
-        if (lo is not None and v < lo) or (hi is not None and v > hi):
-            rng = f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
-            raise ConfigError(f"{file}: '{where}' = {v!r} is out of range {rng}")
+        try:
+            return _convert(arg, value, file=file, where=where, limits=limits)
+        except _BadNumber:
+            raise
+        except ConfigError as err:
+            errors.append(str(err))
+    raise ConfigError(errors[0] if len(errors) == 1 else
+                      f"{file}: '{where}' has the wrong type ({_kind(value)})")
+
+
+def _convert_sequence(origin: Any, args: tuple, value: Any, *, file: str, where: str, limits: _Limits) -> Any:
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(f"{file}: '{where}' must be a list, got {_kind(value)}")
+    if origin is tuple and args and args[-1] is not Ellipsis:
+        if len(value) != len(args):
+            raise ConfigError(f"{file}: '{where}' must have {len(args)} items, got {len(value)}")
+        return tuple(_convert(a, v, file=file, where=f"{where}[{i}]", limits=limits.item(i))
+                     for i, (a, v) in enumerate(zip(args, value)))
+    item_t = args[0] if args else Any
+    items = [_convert(item_t, v, file=file, where=f"{where}[{i}]", limits=limits) for i, v in enumerate(value)]
+    return tuple(items) if origin is tuple else items
+
+
+def _convert_mapping(args: tuple, value: Any, *, file: str, where: str, limits: _Limits) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{file}: '{where}' must be a mapping, got {_kind(value)}")
+    _, val_t = args if args else (Any, Any)
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        key = join_key(where, k)
+        if str(k) in out:
+            raise ConfigError(f"{file}: duplicate key '{key}' (two keys that read the same as text)")
+        out[str(k)] = _convert(val_t, v, file=file, where=key, limits=limits)
+    return out
+
+
+def _convert_number(tp: type, value: Any, *, file: str, where: str, limits: _Limits) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (tp is int and isinstance(value, float)):
+        what = "an integer" if tp is int else "a number"
+        raise ConfigError(f"{file}: '{where}' must be {what}, got {show(value)}")
+    if tp is float:
+        try:
+            value = float(value)
+        except OverflowError:  # an integer beyond any float
+            raise _BadNumber(f"{file}: '{where}' = {show(value)} is out of range") from None
+    limits.check(value, file=file, where=where)
+    return value

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 
 import numpy as np
 
-from robot_rl.config.loader import param
+from robot_rl.config.loader import build, param
 
 if TYPE_CHECKING:
     from robot_rl.config import Config
@@ -40,12 +40,12 @@ class ForwardBackwardConfig:
     stops with an error (``recovery: stop``).
     """
 
-    backward_max_steps: int = param(60, min=1, doc="time limit of a backward episode, in env steps")
+    backward_max_steps: int = param(60, min=1, max=10_000, doc="time limit of a backward episode, in env steps")
     goal_tolerance: float = param(0.015, min=0.001, max=0.1,
                                   doc="metres: how close to its goal the backward task must end")
     retreat_height: float = param(0.03, min=0.0, max=0.2,
                                   doc="PickCube: the open gripper must end this high above the cube's top")
-    max_backward_in_row: int = param(3, min=1, doc="backward episodes in a row before the scripted task reset "
+    max_backward_in_row: int = param(3, min=1, max=1000, doc="backward episodes in a row before the scripted task reset "
                                                    "gives the forward task its start back")
     recovery: Literal["scripted", "stop"] = "scripted"
 
@@ -71,8 +71,8 @@ class ResetConfig:
                                      doc="target stream rate; null: env.control_hz (the policy's rate)")
     settle_tolerance: float = param(0.002, min=0.0001, max=0.05, doc="metres from the target that counts as arrived")
     settle_speed: float = param(0.01, min=0.0001, max=0.5, doc="m/s below which the arm counts as at rest")
-    move_timeout_s: float = param(4.0, min=0.1, doc="seconds past a path's end before a move has failed")
-    gripper_timeout_s: float = param(1.5, min=0.1, doc="seconds for the gripper to stop moving")
+    move_timeout_s: float = param(4.0, min=0.1, max=60.0, doc="seconds past a path's end before a move has failed")
+    gripper_timeout_s: float = param(1.5, min=0.1, max=30.0, doc="seconds for the gripper to stop moving")
     max_attempts: int = param(3, min=1, max=20, doc="grasp / place attempts before a task reset gives up")
     place_margin: float = param(0.004, min=0.0, max=0.05,
                                 doc="metres inside the randomization range where objects are put down")
@@ -80,9 +80,9 @@ class ResetConfig:
                                      doc="hardware: opening the robot reset leaves the gripper at (0 closed, "
                                          "1 open); null: the task's (open for PickCube, closed on the peg "
                                          "for PegInsert)")
-    joint_reset_every: int = param(20, min=0, doc="a full joint-space reset every N resets; 0 never")
+    joint_reset_every: int = param(20, min=0, max=1_000_000, doc="a full joint-space reset every N resets; 0 never")
     joint_reset_q: Optional[tuple[float, float, float, float, float, float, float]] = param(
-        None, doc="joint angles (rad) of the joint reset, a posture of robot.reset_pos (`robot-rl franka check` "
+        None, min=-6.3, max=6.3, doc="joint angles (rad) of the joint reset, a posture of robot.reset_pos (`robot-rl franka check` "
                   "prints an arm's joints); null: in sim, IK for the reset pose; on a real arm, "
                   "robot.controller.rest_posture, as close as the held reset pose allows")
     joint_reset_stiffness: float = param(40.0, min=0.0, max=200.0,
@@ -100,17 +100,17 @@ def resolve_mode(cfg: "Config") -> str:
 
 
 def _task_param(cfg: "Config", name: str) -> Any:
-    """A task parameter, whether ``task.params`` is still the raw mapping or already typed."""
-    import dataclasses
+    """A task parameter, whether ``task.params`` is still the raw mapping or already typed.
 
+    A raw mapping is checked first (strictly, as the loader will), so that a NaN or
+    infinite range raises here and is then reported by the task parameters' own check,
+    which names the key, instead of surfacing as a puzzling reset-pose error.
+    """
     params = cfg.task.params
     if isinstance(params, dict):
-        if name in params:
-            return params[name]
         from robot_rl.sim.tasks import task_params_class  # imports no MuJoCo
 
-        defaults = {f.name: f.default for f in dataclasses.fields(task_params_class(cfg.task.name))}
-        return defaults.get(name)
+        params = build(task_params_class(cfg.task.name), params, file="<task.params>", where="task.params")
     return getattr(params, name, None)
 
 
@@ -146,9 +146,8 @@ def check_reset_poses(cfg: "Config") -> None:
         raise ValueError(f"reset yaw +-{yaw_range} rad leaves the workspace box's rotation limits about z "
                          f"[{ws.rot_low[2]}, {ws.rot_high[2]}]")
     if cfg.reset.joint_reset_q is not None:
-        from robot_rl.sim.model import JOINT_LIMITS  # the Panda's published limits; imports no MuJoCo
-
-        for i, (qi, (lo, hi)) in enumerate(zip(cfg.reset.joint_reset_q, JOINT_LIMITS)):
+        ctrl = cfg.robot.controller
+        for i, (qi, lo, hi) in enumerate(zip(cfg.reset.joint_reset_q, ctrl.joint_low, ctrl.joint_high)):
             if not lo <= qi <= hi:
                 raise ValueError(f"reset.joint_reset_q joint {i + 1} is {qi} rad, outside the arm's limits "
                                  f"[{lo}, {hi}]")

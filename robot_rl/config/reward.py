@@ -26,8 +26,8 @@ class RewardEncoderConfig(EncoderConfig):
     """The agent's encoder options (see :class:`EncoderConfig`), with defaults sized for a
     classifier trained in minutes on a CPU: a narrower first conv and a 64-wide latent."""
 
-    channels: tuple[int, ...] = param((16, 32, 32, 32), min=1, doc="small encoder conv widths")
-    latent_dim: int = param(64, min=1, doc="per-camera feature size after the trainable head")
+    channels: tuple[int, ...] = param((16, 32, 32, 32), min=1, max=1024, doc="small encoder conv widths")
+    latent_dim: int = param(64, min=1, max=4096, doc="per-camera feature size after the trainable head")
 
 
 @dataclass
@@ -48,15 +48,15 @@ class RewardConfig:
     cameras: list[str] = field(default_factory=lambda: ["front", "wrist"])
     image_size: tuple[int, int] = param((64, 64), min=16, max=512, doc="width, height the classifier sees")
     encoder: RewardEncoderConfig = field(default_factory=RewardEncoderConfig)
-    hidden_dim: int = param(128, min=1, doc="width of the MLP head on the encoder features")
-    train_steps: int = param(2000, min=1, doc="gradient steps")
-    batch_size: int = param(64, min=2)
-    learning_rate: float = param(3e-4, min=0.0)
-    weight_decay: float = param(0.0, min=0.0)
-    eval_every: int = param(250, min=1, doc="steps between calibration-loss checks (the best one is kept)")
+    hidden_dim: int = param(128, min=1, max=4096, doc="width of the MLP head on the encoder features")
+    train_steps: int = param(2000, min=1, max=10**7, doc="gradient steps")
+    batch_size: int = param(64, min=2, max=65_536)
+    learning_rate: float = param(3e-4, min=0.0, max=1.0)
+    weight_decay: float = param(0.0, min=0.0, max=1.0)
+    eval_every: int = param(250, min=1, max=10**7, doc="steps between calibration-loss checks (the best one is kept)")
     calibration_fraction: float = param(0.15, min=0.01, max=0.5, doc="share of episodes for threshold picking")
     test_fraction: float = param(0.2, min=0.01, max=0.5, doc="share of episodes held out for the report")
-    split_seed: int = param(0, min=0)
+    split_seed: int = param(0, min=0, max=2**32 - 1)
     target_fpr: float = param(0.005, min=0.0, max=0.5, doc="the threshold keeps calibration FPR under this")
     min_accuracy: float = param(0.98, min=0.0, max=1.0, doc="bar: held-out accuracy")
     max_fpr: float = param(0.01, min=0.0, max=1.0, doc="bar: held-out false-positive rate")
@@ -65,7 +65,7 @@ class RewardConfig:
     classifier_path: Optional[str] = param(None, doc="a file written by 'robot-rl train-reward'; set: reward comes from it")
     allow_below_bar: bool = param(False, doc="accept a classifier saved with --force although it missed the bar")
     device: Literal["cpu", "cuda", "auto"] = "cpu"
-    torch_threads: int = param(0, min=0, doc="PyTorch CPU threads while training; 0 leaves PyTorch's default")
+    torch_threads: int = param(0, min=0, max=1024, doc="PyTorch CPU threads while training; 0 leaves PyTorch's default")
     collect: RewardCollectConfig = field(default_factory=RewardCollectConfig)
 
     def __post_init__(self) -> None:

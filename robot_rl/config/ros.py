@@ -41,8 +41,8 @@ class RosConfig:
         None, doc="actor: record reward-classifier frames into this frame directory (appending), labelled by "
                   "the person's keys: success/failure set the label, pause skips frames, stop ends the session "
                   "(needs a spacemouse or keyboard intervention.device; not with policy learner or demos_dir)")
-    episodes: int = param(0, min=0, doc="actor: stop after this many episodes (0: run until stopped)")
-    seed: Optional[int] = param(None, min=0, doc="actor: env and exploration seed; null: the session's seed")
+    episodes: int = param(0, min=0, max=10**9, doc="actor: stop after this many episodes (0: run until stopped)")
+    seed: Optional[int] = param(None, min=0, max=2**32 - 1, doc="actor: env and exploration seed; null: the session's seed")
     state_hz: float = param(125.0, min=100.0, max=1000.0,
                             doc="controller / sim: rate of /joint_states and /robot/tcp_* (and sim ground truth)")
     watchdog_s: float = param(0.1, min=0.02, max=2.0,

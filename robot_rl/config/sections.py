@@ -15,31 +15,62 @@ import numpy as np
 from robot_rl.config.loader import param
 
 HOME_Q = (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785)
+# The Panda's published joint limits (rad) and joint torque limits (Nm).
+PANDA_JOINT_LOW = (-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973)
+PANDA_JOINT_HIGH = (2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973)
+PANDA_TORQUE_LIMITS = (87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0)
 
 ActionDim = Literal["x", "y", "z", "rx", "ry", "rz", "gripper"]
 
 
 @dataclass
 class ControllerConfig:
-    """The Cartesian impedance law and its safety limits (see robot_rl.control)."""
+    """The Cartesian impedance law and its safety limits (see robot_rl.control).
+
+    Every value has a range a torque-controlled arm can live with: ``K * error_clip`` is
+    the most spring force any target can command, so both are bounded; damping and
+    null-space terms too, since a huge one destabilises the discrete law.
+    """
 
     stiffness: tuple[float, float, float, float, float, float] = param(
-        (2000.0, 2000.0, 2000.0, 150.0, 150.0, 150.0), min=0.0,
-        doc="K: N/m for xyz, Nm/rad for rotation")
+        (2000.0, 2000.0, 2000.0, 150.0, 150.0, 150.0), min=0.0, max=(5000.0, 5000.0, 5000.0, 500.0, 500.0, 500.0),
+        doc="K: N/m for xyz (at most 5000), Nm/rad for rotation (at most 500)")
     damping: Optional[tuple[float, float, float, float, float, float]] = param(
-        (200.0, 200.0, 200.0, 12.0, 12.0, 12.0), min=0.0,
-        doc="D: Ns/m and Nms/rad; null means 2*sqrt(K) (critical for a unit mass). The default is "
-            "about critical for the sim arm's task-space inertia at K's default")
-    error_clip_mm: tuple[float, float, float] = param((10.0, 10.0, 10.0), min=0.1, max=200.0)
-    error_clip_rad: tuple[float, float, float] = param((0.1, 0.1, 0.1), min=0.001, max=3.2)
-    max_torque_rate: float = param(1000.0, min=1.0, doc="Nm/s per joint")
+        (200.0, 200.0, 200.0, 12.0, 12.0, 12.0), min=0.0, max=(500.0, 500.0, 500.0, 50.0, 50.0, 50.0),
+        doc="D: Ns/m (at most 500) and Nms/rad (at most 50); null means 2*sqrt(K) (critical for a unit "
+            "mass). The default is about critical for the sim arm's task-space inertia at K's default")
+    error_clip_mm: tuple[float, float, float] = param((10.0, 10.0, 10.0), min=0.1, max=50.0)
+    error_clip_rad: tuple[float, float, float] = param((0.1, 0.1, 0.1), min=0.001, max=0.5)
+    max_torque_rate: float = param(1000.0, min=1.0, max=1000.0, doc="Nm/s per joint (libfranka's own limit: 1000)")
     torque_limits: tuple[float, float, float, float, float, float, float] = param(
-        (87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0), min=0.0)
-    nullspace_stiffness: float = param(10.0, min=0.0)
-    nullspace_damping: Optional[float] = param(None, min=0.0, doc="null means 2*sqrt(stiffness)")
-    rest_posture: tuple[float, float, float, float, float, float, float] = HOME_Q
-    joint_damping: float = param(0.0, min=0.0, doc="extra joint-space damping, Nms/rad")
-    watchdog_s: float = param(0.5, min=0.01, doc="hold the current pose when no target arrives for this long")
+        PANDA_TORQUE_LIMITS, min=0.0, max=PANDA_TORQUE_LIMITS, doc="Nm per joint, at most the Panda's own limits")
+    nullspace_stiffness: float = param(10.0, min=0.0, max=200.0, doc="Nm/rad")
+    nullspace_damping: Optional[float] = param(None, min=0.0, max=30.0, doc="Nms/rad; null means 2*sqrt(stiffness)")
+    rest_posture: tuple[float, float, float, float, float, float, float] = param(HOME_Q, min=-6.3, max=6.3)
+    joint_damping: float = param(0.0, min=0.0, max=10.0, doc="extra joint-space damping, Nms/rad")
+    watchdog_s: float = param(0.5, min=0.01, max=2.0, doc="hold the current pose when no target arrives for this long")
+    joint_low: tuple[float, float, float, float, float, float, float] = param(
+        PANDA_JOINT_LOW, min=-6.3, max=6.3, doc="rad; every null-space posture is clipped into [joint_low, joint_high]")
+    joint_high: tuple[float, float, float, float, float, float, float] = param(
+        PANDA_JOINT_HIGH, min=-6.3, max=6.3, doc="rad")
+    max_posture_stiffness: float = param(
+        200.0, min=0.0, max=1000.0, doc="Nm/rad; a posture's null-space stiffness is clipped to this")
+    max_target_speed: float = param(
+        0.5, min=0.01, max=1.0, doc="m/s: the law's target moves toward a new target no faster (robot_rl.control.slew)")
+    max_target_rot_speed: float = param(3.0, min=0.05, max=3.2, doc="rad/s, likewise for orientation")
+    max_posture_speed: float = param(
+        1.0, min=0.01, max=2.0, doc="rad/s per joint: the null-space posture moves toward a new one no faster")
+    max_posture_stiffness_rate: float = param(
+        100.0, min=1.0, max=1000.0, doc="Nm/rad per s: the null-space stiffness changes no faster")
+
+    def __post_init__(self) -> None:
+        low, high = np.asarray(self.joint_low), np.asarray(self.joint_high)
+        if np.any(low >= high):
+            raise ValueError("controller.joint_low must be below joint_high for every joint")
+        rest = np.asarray(self.rest_posture)
+        if np.any(rest < low) or np.any(rest > high):
+            raise ValueError(f"controller.rest_posture {list(self.rest_posture)} is outside the joint limits "
+                             f"{list(self.joint_low)}..{list(self.joint_high)}")
 
 
 @dataclass
@@ -50,8 +81,8 @@ class WorkspaceConfig:
     relative to the reset orientation.
     """
 
-    pos_low: tuple[float, float, float] = (0.30, -0.25, 0.02)
-    pos_high: tuple[float, float, float] = (0.70, 0.25, 0.45)
+    pos_low: tuple[float, float, float] = param((0.30, -0.25, 0.02), min=-2.0, max=2.0, doc="metres, base frame")
+    pos_high: tuple[float, float, float] = param((0.70, 0.25, 0.45), min=-2.0, max=2.0, doc="metres, base frame")
     rot_low: tuple[float, float, float] = param((-0.5, -0.5, -1.0), min=-3.2, max=0.0)
     rot_high: tuple[float, float, float] = param((0.5, 0.5, 1.0), min=0.0, max=3.2)
 
@@ -65,11 +96,11 @@ class RobotConfig:
     """Which arm backend runs, where it resets to and what box it may move in."""
 
     backend: Literal["sim", "franka", "topics"] = "sim"
-    reset_pos: tuple[float, float, float] = (0.5, 0.0, 0.25)
-    reset_rpy: tuple[float, float, float] = (np.pi, 0.0, 0.0)
+    reset_pos: tuple[float, float, float] = param((0.5, 0.0, 0.25), min=-2.0, max=2.0, doc="metres")
+    reset_rpy: tuple[float, float, float] = param((np.pi, 0.0, 0.0), min=-6.3, max=6.3, doc="rad")
     workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
     controller: ControllerConfig = field(default_factory=ControllerConfig)
-    gripper_max_width: float = param(0.08, min=0.0, doc="metres, fully open")
+    gripper_max_width: float = param(0.08, min=0.0, max=0.3, doc="metres, fully open")
     hardware: dict[str, Any] = field(default_factory=dict)  # backend-specific, checked by the backend
 
     def __post_init__(self) -> None:
@@ -88,7 +119,7 @@ class CameraConfig:
     width: int = param(128, min=8, max=4096)
     height: int = param(128, min=8, max=4096)
     fps: float = param(30.0, min=1.0, max=120.0)
-    crop: Optional[tuple[int, int, int, int]] = param(None, min=0, doc="x0, y0, x1, y1 in native pixels")
+    crop: Optional[tuple[int, int, int, int]] = param(None, min=0, max=4096, doc="x0, y0, x1, y1 in native pixels")
     resize: Optional[tuple[int, int]] = param(None, min=8, max=4096, doc="width, height fed to the policy")
     hardware: dict[str, Any] = field(default_factory=dict)  # serial, exposure, ...: checked by the driver
 
@@ -114,13 +145,13 @@ class EnvConfig:
 
     obs_mode: Literal["state", "pixels", "both"] = "state"
     control_hz: float = param(10.0, min=1.0, max=1000.0)
-    max_episode_steps: int = param(100, min=1)
+    max_episode_steps: int = param(100, min=1, max=100_000)
     action_scale_pos: float = param(0.02, min=0.0, max=0.2, doc="metres per step at action 1")
     action_scale_rot: float = param(0.1, min=0.0, max=1.0, doc="radians per step at action 1")
     active_dims: list[ActionDim] = field(
         default_factory=lambda: ["x", "y", "z", "rx", "ry", "rz", "gripper"])
     relative_pose: bool = True
-    gripper_penalty: float = param(0.0, min=0.0)
+    gripper_penalty: float = param(0.0, min=0.0, max=10.0, doc="penalty on steps that toggle the gripper")
     cameras: list[str] = field(default_factory=lambda: ["front", "wrist"])
     # The observation keys the policy sees (null: all of them). ``[state]`` with obs_mode
     # ``both`` lets a reward classifier read the cameras while the agent learns from

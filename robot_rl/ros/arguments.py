@@ -30,6 +30,8 @@ from typing import Any
 
 import yaml
 
+from robot_rl.config.yaml_text import parse_yaml
+from robot_rl.errors import ConfigError
 from robot_rl.ros.errors import ParameterError
 
 _IGNORED_FLAGS = {"--enable-rosout-logs", "--disable-rosout-logs", "--enable-stdout-logs",
@@ -134,9 +136,9 @@ def _split_assignment(text: str, flag: str) -> tuple[str, str]:
 
 def _parse_value(text: str, where: str) -> Any:
     try:
-        value = yaml.safe_load(text) if text.strip() else ""
-    except yaml.YAMLError as err:
-        raise ParameterError(f"{where}: cannot parse value {text!r}: {err}".splitlines()[0]) from None
+        value = parse_yaml(text, source=where) if text.strip() else ""
+    except ConfigError as err:
+        raise ParameterError(f"cannot parse value {text[:80]!r}: {err}") from None
     return _check_value(value, where)
 
 
@@ -158,11 +160,13 @@ def load_params_file(path: str | Path) -> dict[str, dict[str, Any]]:
     """``{node name pattern: {parameter name: value}}`` from a ROS 2 params file."""
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = parse_yaml(path.read_text(encoding="utf-8"), source=f"params file {path}")
     except OSError as err:
         raise ParameterError(f"params file {path}: cannot read: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise ParameterError(f"params file {path}: not valid YAML: {str(err).splitlines()[0]}") from None
+    except UnicodeDecodeError:
+        raise ParameterError(f"params file {path}: is not UTF-8 text") from None
+    except ConfigError as err:  # not YAML, too large, too deep, an alias bomb, duplicate keys
+        raise ParameterError(str(err)) from None
     if not isinstance(doc, dict):
         raise ParameterError(f"params file {path}: expected a mapping of node names at the top level")
     out: dict[str, dict[str, Any]] = {}

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from robot_rl.config.sections import PANDA_JOINT_HIGH, PANDA_JOINT_LOW, PANDA_TORQUE_LIMITS
+
 # Modified DH parameters of the Panda: (a_{i-1}, d_i, alpha_{i-1}).
 PANDA_DH = (
     (0.0, 0.333, 0.0),
@@ -30,11 +32,8 @@ PANDA_DH = (
 )
 FLANGE_D = 0.107
 TCP_OFFSET = 0.1034  # flange to the point between the fingertips
-JOINT_LIMITS = (
-    (-2.8973, 2.8973), (-1.7628, 1.7628), (-2.8973, 2.8973), (-3.0718, -0.0698),
-    (-2.8973, 2.8973), (-0.0175, 3.7525), (-2.8973, 2.8973),
-)
-TORQUE_LIMITS = (87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0)
+JOINT_LIMITS = tuple(zip(PANDA_JOINT_LOW, PANDA_JOINT_HIGH))
+TORQUE_LIMITS = PANDA_TORQUE_LIMITS
 # Approximate link masses (kg), close to the identified Panda values.
 LINK_MASSES = (3.0, 2.5, 2.5, 2.4, 2.4, 1.6, 0.8)
 LINK_RADII = (0.06, 0.06, 0.055, 0.055, 0.05, 0.045, 0.04)

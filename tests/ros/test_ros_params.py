@@ -176,3 +176,24 @@ def test_run_node_prints_a_missing_parameter_as_one_line(dds, capsys, monkeypatc
     assert err == ("robot-rl: node 'needs_topic': required parameter 'image_topic' (string) is not set; "
                    "pass --ros-args -p image_topic:=VALUE or set it in a --params-file")
     assert not ros.ok()  # the context was shut down on the way out
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+     "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\n", "aliases are expanded"),
+    ("node:\n  ros__parameters:\n    x: 1\n    x: 2\n", "duplicate"),
+    ("[" * 200 + "]" * 200, "deep"),
+])
+def test_a_hostile_params_file_is_one_line_parameter_error(tmp_path, text, message):
+    path = tmp_path / "params.yaml"
+    path.write_text(text)
+    with pytest.raises(ParameterError, match=message) as err:
+        load_params_file(path)
+    assert "\n" not in str(err.value) and str(path) in str(err.value)
+
+
+def test_a_binary_params_file_is_one_line_parameter_error(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ParameterError, match="not UTF-8"):
+        load_params_file(path)
