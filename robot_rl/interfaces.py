@@ -52,11 +52,14 @@ class Robot(abc.ABC):
 
     Contract:
     * ``state()`` never blocks for long; it returns the newest state the backend has.
-    * ``command()`` sets the target the controller pulls toward. Backends clip the
-      target to their safety box and reject non-finite targets (the arm then keeps its
-      previous target, or holds). It returns immediately; motion happens in the
+    * ``command()`` sets the target the controller pulls toward. Backends check it with
+      :mod:`robot_rl.control.commands` and clip it to their safety box. A command they
+      cannot use (non-finite, malformed, any wrong type, in the pose or the gripper) is
+      rejected whole and counted, never raised and never half-applied: the arm then
+      holds the pose measured when the bad command arrived, until a good one comes.
+      It returns immediately (True when the command was accepted); motion happens in the
       controller loop (MuJoCo physics steps, a 1 kHz torque loop, or a ros2_control
-      controller).
+      controller), which moves its target toward the new one at bounded speed.
     * ``hold()`` makes the current measured pose the target: the arm stops where it is.
     * When the arm stops itself, ``state()`` and ``command()`` raise
       :class:`robot_rl.errors.RobotFault` until ``recover()`` succeeds.
@@ -69,14 +72,14 @@ class Robot(abc.ABC):
         """The newest robot state."""
 
     @abc.abstractmethod
-    def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> None:
-        """Set the target TCP pose (and optionally the gripper opening fraction)."""
+    def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> bool:
+        """Set the target TCP pose (and optionally the gripper opening fraction); False if rejected."""
 
     @abc.abstractmethod
     def hold(self) -> None:
         """Hold the current pose."""
 
-    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> None:
+    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> bool:
         """Pull the arm's redundant (null-space) motion toward joint angles ``q``.
 
         The Cartesian target still holds the TCP, so the TCP stays where the controller
@@ -85,8 +88,10 @@ class Robot(abc.ABC):
         null-space stiffness in Nm/rad (damping 2*sqrt(stiffness)); None keeps the
         configured one. ``q=None`` restores the configured posture and gains
         (``robot.controller.rest_posture``, ``nullspace_stiffness``); so does the
-        controller's watchdog hold. A malformed or non-finite ``q`` raises ValueError.
-        Backends without a null-space posture raise NotImplementedError.
+        controller's watchdog hold. ``q`` is clipped into ``robot.controller.joint_low`` ..
+        ``joint_high`` and ``stiffness`` to ``max_posture_stiffness``; a malformed or
+        non-finite one is rejected and counted (False), never raised. Backends without a
+        null-space posture raise NotImplementedError.
         """
         raise NotImplementedError(f"{type(self).__name__} cannot set a null-space posture")
 

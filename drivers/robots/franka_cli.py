@@ -41,13 +41,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _in_child(lib_name: str, ip: str, action: str, timeout: float) -> list[str]:
-    """Run ``action`` in a forked child and return its output lines.
+    """Run ``action`` in a child process and return its output lines.
 
     libfranka's blocking calls may hold the GIL while they wait for an arm that does not
     answer, so a watchdog thread in this process would never run; a child process can
     always be killed. The child reports each stage it reaches, so a hang is named by stage.
+    It is spawned, not forked: a fork of a process that runs BLAS or OpenMP worker threads
+    (an embedding program, a test run after training) can deadlock in the child's first
+    numpy call.
     """
-    ctx = multiprocessing.get_context("fork")
+    ctx = multiprocessing.get_context("spawn")
     reader, writer = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child_main, args=(lib_name, ip, action, writer), daemon=True)
     child.start()

@@ -183,16 +183,14 @@ class TorqueLoop:
             ctrl.hold(arm, now)
 
     def _set_posture(self, ctrl: CartesianImpedanceController, values: np.ndarray) -> None:
-        """Apply a POSTURE block; a value the controller refuses is logged and counted."""
+        """Apply a POSTURE block; the controller clips it into the joint limits and the
+        stiffness bound, and counts (never raises) one it refuses."""
         if values[POSTURE["active"]][0] == 0.0:
             ctrl.set_posture(None)
             return
         stiffness = float(values[POSTURE["stiffness"]][0])
-        try:
-            ctrl.set_posture(values[POSTURE["q"]], None if np.isnan(stiffness) else stiffness)
-        except ValueError as err:
+        if not ctrl.set_posture(values[POSTURE["q"]], None if np.isnan(stiffness) else stiffness):
             self.rejected_postures += 1
-            log.error("rejected a posture (%s); the null space keeps its posture", err)
 
     def _record_timing(self, cycle: int, period: float, compute: float, robot_dt: float, state: Any) -> None:
         slot = self.cycles % self.window

@@ -11,8 +11,11 @@ topics, through robot_rl's node layer (:mod:`robot_rl.ros`, rclpy or the DDS fac
   CRISP's ``target_joint``), published when it changes (see below).
 
 The safety rules hold as in the torque mode, applied to the target before it leaves:
-the goal is clipped to the safety box, and the published target is the measured pose
-plus the pose error clipped per axis (``controller.error_clip_mm`` / ``_rad``), so the
+the goal is checked (:mod:`robot_rl.control.commands`: a bad pose or gripper value is
+counted and the arm holds) and clipped to the safety box, moves toward a new goal at
+bounded speed (:mod:`robot_rl.control.slew`, so no command rate can make the remote
+controller's torque-rate limit push the arm out of the box), and the published target is
+the measured pose plus the pose error clipped per axis (``controller.error_clip_mm`` / ``_rad``), so the
 remote spring never pulls harder than ``K * clip``. Nothing is published before the
 first pose and joint state arrive (the first target is the measured pose), and when
 ``command`` stops for ``controller.watchdog_s`` the goal becomes the measured pose.
@@ -26,6 +29,7 @@ the names (we send ``<joint_prefix>1..7``, which is that order), and it would ta
 ``velocity`` as ``dq_ref``, so the message carries positions only. Until the first
 posture the controller holds its own (CRISP: the joints at activation); ``q=None``
 publishes ``robot.controller.rest_posture``, and so does the watchdog hold below and
+(a posture is clipped into ``controller.joint_low`` .. ``joint_high`` before it is published)
 :meth:`~FrankaRos2ControlRobot.close`, once, when a posture set by a caller is active.
 The null-space stiffness is the controller's parameter (CRISP: ``nullspace.stiffness``)
 and the node layer has no parameter services, so a ``stiffness`` passed to
@@ -60,7 +64,10 @@ import numpy as np
 from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.config.sections import RobotConfig
 from robot_rl.control import SafetyBox
-from robot_rl.control.impedance import check_posture
+from robot_rl.control.commands import (
+    BadCommand, PostureLimits, gripper_command, log_rejection, pose_command, posture_command,
+)
+from robot_rl.control.slew import TargetSlew
 from robot_rl.control.transforms import orientation_error, quat_mul, quat_normalize, rotvec_to_quat
 from robot_rl.errors import DeviceError
 from robot_rl.interfaces import Robot, RobotState
@@ -104,6 +111,7 @@ class FrankaRos2ControlRobot(Robot):
         self.watchdog_s = c.watchdog_s
         self._joint_names = [f"{self.s.joint_prefix}{i}" for i in range(1, 8)]
         self.rest_posture = np.asarray(c.rest_posture, dtype=np.float64)
+        self._posture_limits = PostureLimits.from_config(c)
         self._posture_override = False  # a caller's posture is active on the controller
         self._stiffness_warned = False
         self._lock = threading.Lock()
@@ -113,7 +121,7 @@ class FrankaRos2ControlRobot(Robot):
         self._joints_arrival = 0.0
         self._wrench = np.zeros(6)
         self._twist = np.zeros(6)
-        self._goal: Optional[tuple[np.ndarray, np.ndarray]] = None
+        self._slew = TargetSlew(c.max_target_speed, c.max_target_rot_speed)  # no pose: nothing to publish
         self._last_command = time.monotonic()
         self._holding = True
         self._fault: Optional[str] = None
@@ -122,6 +130,7 @@ class FrankaRos2ControlRobot(Robot):
         self.watchdog_holds = 0
         self.box_clipped_targets = 0
         self.rejected_targets = 0
+        self.rejected_postures = 0
         self._pub = node.create_publisher(msgs.PoseStamped, self.s.target_topic, 1)
         self._posture_pub = (node.create_publisher(msgs.JointState, self.s.posture_topic, 1)
                              if self.s.posture_topic else None)
@@ -190,17 +199,23 @@ class FrankaRos2ControlRobot(Robot):
                 log.error("Franka (ros2_control): %s", self._fault)
                 return
             pos, quat, _ = self._pose
-            if self._goal is None:
-                self._goal = self.box.clip(pos, quat)[:2]
+            if self._slew.pos is None:
+                self._hold_measured()
             if not self._holding and time.monotonic() - self._last_command > self.watchdog_s:
                 log.warning("no target for %.3f s: holding the current pose", time.monotonic() - self._last_command)
                 self.watchdog_holds += 1
-                self._goal = self.box.clip(pos, quat)[:2]
-                self._holding = True
+                self._hold_measured()
                 self._restore_posture()  # whoever moved the posture is gone too
-            target_pos, target_quat = clip_toward(self._goal[0], self._goal[1], pos, quat, self.clip)
+            goal_pos, goal_quat = self._slew.advance(1.0 / self.s.publish_hz)
+            target_pos, target_quat = clip_toward(goal_pos, goal_quat, pos, quat, self.clip)
         self._pub.publish(convert.pose_stamped_msg(target_pos, target_quat, time.time(), self.s.frame_id))
         self.published += 1
+
+    def _hold_measured(self) -> None:
+        """The law's target and goal become the measured pose (in the box); call with ``_lock`` held."""
+        if self._pose is not None:
+            self._slew.jump_to(*self.box.clip(self._pose[0], self._pose[1])[:2])
+        self._holding = True
 
     def _restore_posture(self) -> None:
         """Publish the configured posture if a caller's is active; call with ``_lock`` held."""
@@ -253,31 +268,40 @@ class FrankaRos2ControlRobot(Robot):
         self._last_state = state
         return state
 
-    def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> None:
+    def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> bool:
+        """See :meth:`Robot.command`: a bad pose or gripper value is counted, nothing of it is
+        used, and the arm holds where it is measured."""
         self._check()
-        pos, quat = np.asarray(pos, dtype=np.float64), np.asarray(quat, dtype=np.float64)
-        if (pos.shape != (3,) or quat.shape != (4,) or not (np.all(np.isfinite(pos)) and np.all(np.isfinite(quat)))
-                or np.linalg.norm(quat) < 1e-6):
+        try:
+            pos, quat = pose_command(pos, quat)
+            opening = None if gripper is None else gripper_command(gripper)
+        except BadCommand as err:
             self.rejected_targets += 1
-            log.error("rejected a malformed or non-finite target (pos=%s, quat=%s)", pos.tolist(), quat.tolist())
-        else:
-            goal_pos, goal_quat, clipped = self.box.clip(pos, quat)
-            self.box_clipped_targets += int(clipped)
-            with self._lock:
-                self._goal = (goal_pos, goal_quat)
-                self._last_command = time.monotonic()
-                self._holding = False
-        if gripper is not None and self.gripper is not None and np.isfinite(gripper):
-            self.gripper.command(float(gripper))
+            log_rejection(log, "command", self.rejected_targets, f"Franka (ros2_control): {err}",
+                          "holding where the arm is")
+            self.hold()
+            return False
+        goal_pos, goal_quat, clipped = self.box.clip(pos, quat)
+        self.box_clipped_targets += int(clipped)
+        with self._lock:
+            if self._slew.pos is None:
+                self._hold_measured()
+            self._slew.set_goal(goal_pos, goal_quat)
+            self._last_command = time.monotonic()
+            self._holding = False
+        if opening is not None and self.gripper is not None:
+            self.gripper.command(opening)
+        return True
 
-    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> None:
-        """Publish ``q`` (7 joint angles, rad) as the controller's null-space reference.
+    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> bool:
+        """Publish ``q`` (7 joint angles, rad), clipped into the joint limits, as the
+        controller's null-space reference.
 
         See the module docstring. ``q=None`` publishes ``robot.controller.rest_posture``.
         Order of checks: no ``posture_topic`` is NotImplementedError; a fault or missing
         state raises as in :meth:`command`; then a ``q`` that is not 7 finite values, or
-        a negative or non-finite ``stiffness``, is ValueError; nothing is published then.
-        A valid ``stiffness`` cannot be applied (the controller's own null-space
+        a negative or non-finite ``stiffness``, is counted and nothing is published
+        (False). A valid ``stiffness`` cannot be applied (the controller's own null-space
         stiffness parameter holds) and logs a warning on first use.
         """
         if self._posture_pub is None:
@@ -285,24 +309,25 @@ class FrankaRos2ControlRobot(Robot):
                                       "the controller takes no null-space posture (CRISP's is /target_joint)")
         self._check()
         try:
-            posture, k = check_posture(q, stiffness, 7)
-        except ValueError as err:
-            raise ValueError(f"Franka (ros2_control): {err}") from None
-        if posture is None:
-            posture = self.rest_posture
-        if k is not None and not self._stiffness_warned:
+            posture = posture_command(q, stiffness, self._posture_limits)
+        except BadCommand as err:
+            self.rejected_postures += 1
+            log_rejection(log, "posture", self.rejected_postures, f"Franka (ros2_control): {err}", "nothing published")
+            return False
+        if posture.stiffness is not None and not self._stiffness_warned:
             self._stiffness_warned = True
             log.warning("Franka (ros2_control): null-space stiffness %g Nm/rad not applied: the controller's own "
-                        "parameter holds (CRISP: nullspace.stiffness; raise it there for faster joint resets)", k)
+                        "parameter holds (CRISP: nullspace.stiffness; raise it there for faster joint resets)",
+                        posture.stiffness)
+        q_ref = self.rest_posture if posture.q is None else posture.q
         with self._lock:  # one critical section with the watchdog's restore, so they cannot interleave
-            self._posture_pub.publish(posture_msg(self._joint_names, posture, time.time()))
+            self._posture_pub.publish(posture_msg(self._joint_names, q_ref, time.time()))
             self._posture_override = q is not None
+        return True
 
     def hold(self) -> None:
         with self._lock:
-            if self._pose is not None:
-                self._goal = self.box.clip(self._pose[0], self._pose[1])[:2]
-            self._holding = True
+            self._hold_measured()
 
     def recover(self) -> None:
         """Run the recovery commands, wait for fresh state, and hold where the arm is."""
@@ -323,7 +348,8 @@ class FrankaRos2ControlRobot(Robot):
                 raise RobotFault(f"Franka (ros2_control): recovery failed: '{shown}' exited with "
                                  f"{done.returncode}: {detail}", self._last_state)
         with self._lock:
-            self._goal = None  # the next tick holds the pose measured then
+            self._slew = TargetSlew(self.cfg.controller.max_target_speed, self.cfg.controller.max_target_rot_speed)
+            # no target until the next tick, which holds the pose measured then
             self._holding = True
             self._pose_arrival = self._joints_arrival = 0.0
             self._pose = self._joints = None

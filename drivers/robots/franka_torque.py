@@ -39,7 +39,9 @@ import numpy as np
 
 from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.config.sections import RobotConfig
-from robot_rl.control.impedance import check_posture
+from robot_rl.control.commands import (
+    BadCommand, PostureLimits, gripper_command, log_rejection, pose_command, posture_command,
+)
 from robot_rl.errors import DeviceError
 from robot_rl.interfaces import Robot, RobotState
 from robot_rl_drivers.robots.faults import RobotFault
@@ -113,6 +115,8 @@ class FrankaTorqueRobot(Robot):
         self._conn: Any = None
         self._lock = threading.Lock()  # one request to the loop at a time
         self.rejected_targets = 0
+        self.rejected_postures = 0  # refused here, before the loop (the loop counts its own)
+        self._posture_limits = PostureLimits.from_config(robot_cfg.controller)
         self.gripper: Optional[FrankaGripper] = None
         atexit.register(self.close)  # end the torque session cleanly even if the caller forgets
         try:
@@ -254,39 +258,48 @@ class FrankaTorqueRobot(Robot):
         self._last_state = state
         return state
 
-    def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> None:
+    def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> bool:
+        """See :meth:`Robot.command`. A command that cannot be used (pose or gripper) is counted,
+        nothing of it is written, and the loop holds the pose it measures next."""
         self._check_fault()
-        pos = np.asarray(pos, dtype=np.float64)
-        quat = np.asarray(quat, dtype=np.float64)
-        if pos.shape != (3,) or quat.shape != (4,) or not (np.all(np.isfinite(pos)) and np.all(np.isfinite(quat))):
+        try:
+            pos, quat = pose_command(pos, quat)
+            opening = None if gripper is None else gripper_command(gripper)
+        except BadCommand as err:
             self.rejected_targets += 1
-            log.error("rejected a malformed or non-finite target (pos=%s, quat=%s); the arm keeps its target",
-                      pos.tolist(), quat.tolist())
-        else:
-            self._ch.target.write(np.concatenate([pos, quat]))  # the loop clips it to the safety box
-        if gripper is not None and self.gripper is not None and np.isfinite(gripper):
-            self.gripper.command(float(gripper))
+            log_rejection(log, "command", self.rejected_targets, f"Franka at {self.hw.ip}: {err}",
+                          "the arm holds where it is")
+            self.hold()
+            return False
+        self._ch.target.write(np.concatenate([pos, quat]))  # the loop clips it to the safety box
+        if opening is not None and self.gripper is not None:
+            self.gripper.command(opening)
+        return True
 
-    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> None:
+    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> bool:
         """Pull the null space toward ``q`` (7 joint angles, rad) with ``stiffness`` (Nm/rad).
 
         The contract is :meth:`robot_rl.interfaces.Robot.set_posture`. The loop applies it
         within a cycle or two; ``q=None`` restores the configured posture and gains, and
         so do the loop's watchdog hold and the start of every torque session (a posture
-        written before a session began does not apply to it). Order of checks: a fault
-        raises RobotFault as in :meth:`command`; then a ``q`` that is not 7 finite values,
-        or a ``stiffness`` that is not finite and >= 0, raises ValueError and nothing is
-        written.
+        written before a session began does not apply to it). A fault raises RobotFault
+        as in :meth:`command`; a ``q`` that is not 7 finite values, or a ``stiffness`` that
+        is not finite and >= 0, is counted and nothing is written (False). ``q`` is clipped
+        into the joint limits and ``stiffness`` to its bound here, and again in the loop.
         """
         self._check_fault()
         try:
-            posture, k = check_posture(q, stiffness, 7)
-        except ValueError as err:
-            raise ValueError(f"Franka at {self.hw.ip}: {err}") from None
+            posture = posture_command(q, stiffness, self._posture_limits)
+        except BadCommand as err:
+            self.rejected_postures += 1
+            log_rejection(log, "posture", self.rejected_postures, f"Franka at {self.hw.ip}: {err}", "nothing written")
+            return False
         values = np.zeros(POSTURE.size)
-        if posture is not None:
-            POSTURE.pack(values, q=posture, stiffness=np.nan if k is None else k, active=1.0)
+        if posture.q is not None:
+            k = np.nan if posture.stiffness is None else posture.stiffness
+            POSTURE.pack(values, q=posture.q, stiffness=k, active=1.0)
         self._ch.posture.write(values)
+        return True
 
     @property
     def posture_override(self) -> bool:

@@ -8,28 +8,34 @@
 ``e`` is the pose error (position, then base-frame rotation vector), clipped per axis
 so that a far-away or wrong target can never command more than ``K * clip`` of spring
 force. ``N`` projects the posture term into the null space of the task Jacobian so it
-never fights the Cartesian spring. The change of the commanded torque per cycle is
+never fights the Cartesian spring, and the projected term is scaled to a quarter of
+each joint's torque limit at most, so it can never saturate a joint. The change of the commanded torque per cycle is
 limited (as Franka's own rate limiter requires). ``bias`` is what the backend must add
 for gravity and Coriolis compensation: MuJoCo's ``qfrc_bias`` in sim, the Coriolis
 vector alone on a Franka (which compensates gravity itself).
 
 :class:`CartesianImpedanceController` wraps the law with the state a loop needs: the
-current target (clipped to the safety box, non-finite targets rejected), the last
-torque for rate limiting, and a watchdog that holds the current pose when targets stop.
+current target (checked, clipped to the safety box, and reached at bounded speed), the
+null-space posture (clipped to the joint limits and a stiffness bound), the last torque
+for rate limiting, and a watchdog that holds the current pose when targets stop.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
 from robot_rl.config.sections import ControllerConfig
+from robot_rl.control.commands import BadCommand, PostureLimits, log_rejection, pose_command, posture_command
 from robot_rl.control.safety import SafetyBox
-from robot_rl.control.transforms import orientation_error, quat_normalize
+from robot_rl.control.slew import PostureSlew, TargetSlew
+from robot_rl.control.transforms import orientation_error
 
 log = logging.getLogger("robot_rl.control")
+
+NULLSPACE_TORQUE_SHARE = 0.25  # of each joint's torque limit, at most, for the null-space posture term
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ def impedance_torque(arm: ArmState, target_pos: np.ndarray, target_quat: np.ndar
     jjt = arm.jac @ arm.jac.T + 1e-6 * np.eye(6)
     null_proj = np.eye(arm.q.shape[0]) - arm.jac.T @ np.linalg.solve(jjt, arm.jac)
     posture = gains.nullspace_stiffness * (gains.rest_posture - arm.q) - gains.nullspace_damping * arm.dq
-    tau = tau + null_proj @ posture - gains.joint_damping * arm.dq
+    tau = tau + nullspace_budget(null_proj @ posture, gains.torque_limits) - gains.joint_damping * arm.dq
 
     max_step = gains.max_torque_rate * dt
     tau_cmd = prev_tau_cmd + np.clip(tau - prev_tau_cmd, -max_step, max_step)
@@ -104,49 +110,54 @@ def impedance_torque(arm: ArmState, target_pos: np.ndarray, target_quat: np.ndar
     return LawOutput(total, tau_cmd, force, error, bool(np.any(error_c != error)))
 
 
-def check_posture(q: object, stiffness: object, joints: int) -> tuple[np.ndarray | None, float | None]:
-    """``(posture, stiffness)`` as floats, or ValueError: the rule of ``Robot.set_posture``.
+def nullspace_budget(tau_null: np.ndarray, torque_limits: np.ndarray) -> np.ndarray:
+    """The null-space torque scaled down (as a whole, so it stays in the null space) to at
+    most :data:`NULLSPACE_TORQUE_SHARE` of each joint's limit.
 
-    Every backend applies it before a posture reaches its controller (the 1 kHz loop, a
-    ros2_control topic, the actor's topic), so one bad value is refused where it enters.
+    Why: a posture far from the joints (a joint reset's first moments, or one clipped to
+    the joint limits) would otherwise saturate joints, and a saturated joint breaks the
+    projection: the posture then pushes the TCP, which the clipped spring cannot stop.
     """
-    posture = None
-    if q is not None:
-        try:
-            posture = np.asarray(q, dtype=np.float64)
-        except (TypeError, ValueError):
-            posture = np.full(0, np.nan)
-        if posture.shape != (joints,) or not np.all(np.isfinite(posture)):
-            raise ValueError(f"a posture needs {joints} finite joint angles, got {' '.join(repr(q).split())}")
-    k = None
-    if stiffness is not None:
-        try:
-            k = float(stiffness)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            k = float("nan")
-        if not np.isfinite(k) or k < 0.0:
-            raise ValueError(f"a null-space stiffness must be finite and >= 0, got {stiffness!r}")
-    return posture, k
+    budget = NULLSPACE_TORQUE_SHARE * np.maximum(torque_limits, 1e-9)
+    peak = float(np.max(np.abs(tau_null) / budget))
+    return tau_null / peak if peak > 1.0 else tau_null
 
 
 @dataclass
 class ControllerStats:
+    """What the controller refused, clipped and held, for status reports and tests."""
+
     cycles: int = 0
     rejected_targets: int = 0
     box_clipped_targets: int = 0
     error_clipped_cycles: int = 0
     watchdog_holds: int = 0
+    rejected_postures: int = 0
+    clipped_postures: int = 0
+    nonfinite_torques: int = 0
     max_force: np.ndarray = field(default_factory=lambda: np.zeros(6))
+
+    def summary(self) -> dict[str, object]:
+        """Plain values for a status message."""
+        counts = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "max_force"}
+        return {**counts, "max_force": [round(float(v), 3) for v in self.max_force]}
 
 
 class CartesianImpedanceController:
     """The law plus a target, a safety box, rate-limit memory and a watchdog.
 
     Contract: nothing moves before :meth:`start` has been given the measured state; the
-    first target is the measured pose. :meth:`set_target` clips to the safety box and
-    rejects non-finite targets (logged; the previous target stays). If no target has
-    arrived for ``watchdog_s`` (on the caller's clock), the controller holds the pose
-    it measures at that moment until a new target arrives.
+    first target is the measured pose. :meth:`set_target` checks the target
+    (:mod:`robot_rl.control.commands`) and clips it to the box; the law's target then
+    moves toward it at bounded speed (:mod:`robot_rl.control.slew`), so no sequence of
+    targets at any rate can make the torque-rate limit push the arm out of the box; the
+    null-space posture likewise (:class:`~robot_rl.control.slew.PostureSlew`). A
+    target it cannot use (non-finite, malformed, zero quaternion, any type) is counted
+    and makes the controller hold the pose it measures in the next cycle. A posture is
+    clipped into the joint limits and its stiffness to ``max_posture_stiffness``. No
+    method that takes a command raises. If no target has arrived for ``watchdog_s`` (on
+    the caller's clock), the controller holds the pose it measures at that moment until
+    a new target arrives.
     """
 
     def __init__(self, cfg: ControllerConfig, box: SafetyBox, watchdog: bool = True) -> None:
@@ -154,10 +165,14 @@ class CartesianImpedanceController:
         self.box = box
         self.base_gains = ImpedanceGains.from_config(cfg)
         self.gains = self.base_gains
+        self.posture_limits = PostureLimits.from_config(cfg)
+        self.slew = TargetSlew(cfg.max_target_speed, cfg.max_target_rot_speed)
+        base = self.base_gains
+        self.posture_slew = PostureSlew(base.rest_posture, base.nullspace_stiffness, base.nullspace_damping,
+                                        cfg.max_posture_speed, cfg.max_posture_stiffness_rate)
+        self._posture_commanded = False
         self.watchdog_enabled = watchdog
         self.stats = ControllerStats()
-        self.target_pos: np.ndarray | None = None
-        self.target_quat: np.ndarray | None = None
         self.last_target_time = 0.0
         self.holding = False
         self._hold_next = False
@@ -166,74 +181,109 @@ class CartesianImpedanceController:
 
     @property
     def started(self) -> bool:
-        return self.target_pos is not None
+        return self.slew.pos is not None
+
+    @property
+    def target_pos(self) -> np.ndarray | None:
+        """The target the law pulls toward in this cycle (slewing toward :attr:`goal_pos`)."""
+        return self.slew.pos
+
+    @property
+    def target_quat(self) -> np.ndarray | None:
+        return self.slew.quat
+
+    @property
+    def goal_pos(self) -> np.ndarray | None:
+        """The last accepted target, clipped to the box."""
+        return self.slew.goal_pos
+
+    @property
+    def goal_quat(self) -> np.ndarray | None:
+        return self.slew.goal_quat
 
     def start(self, arm: ArmState, now: float) -> None:
         """Adopt the measured pose as the target: the arm stays exactly where it is."""
-        self.target_pos = np.array(arm.pos, dtype=np.float64)
-        self.target_quat = quat_normalize(arm.quat)
+        self.slew.jump_to(arm.pos, arm.quat)
         self.prev_tau_cmd = np.zeros_like(arm.q, dtype=np.float64)
         self.last_target_time = now
         self.holding = False
         self._hold_next = False
 
-    def set_target(self, pos: np.ndarray, quat: np.ndarray, now: float) -> bool:
-        """Accept a new target (clipped to the box); False if it was rejected."""
-        pos = np.asarray(pos, dtype=np.float64)
-        quat = np.asarray(quat, dtype=np.float64)
-        if pos.shape != (3,) or quat.shape != (4,) or not (np.all(np.isfinite(pos)) and np.all(np.isfinite(quat))):
-            return self._reject(f"a non-finite or malformed target pose (pos={pos.tolist()}, quat={quat.tolist()})")
-        if np.linalg.norm(quat) < 1e-6:
-            return self._reject("a target with a zero quaternion")
+    def set_target(self, pos: object, quat: object, now: float) -> bool:
+        """Accept a new target (clipped to the box); False if it was rejected. Never raises."""
+        try:
+            pos, quat = pose_command(pos, quat)
+        except BadCommand as err:
+            return self.reject(str(err))
         if not self.started:
             log.error("target received before the controller knows the current pose; ignored")
             return False
         pos, quat, clipped = self.box.clip(pos, quat)
         self.stats.box_clipped_targets += int(clipped)
-        self.target_pos, self.target_quat = pos, quat
+        self.slew.set_goal(pos, quat)
         self.last_target_time = now
         self.holding = False
         self._hold_next = False
         return True
 
-    def _reject(self, what: str) -> bool:
+    def reject(self, what: str) -> bool:
+        """Count a command that cannot be used and hold the pose measured next cycle; False."""
         self.stats.rejected_targets += 1
-        log.error("rejected %s; holding the current pose", what)
+        log_rejection(log, "command", self.stats.rejected_targets, what, "holding the current pose")
         self._hold_next = self.started
         return False
 
     @property
     def posture_override(self) -> bool:
-        """True while :meth:`set_posture` has replaced the configured null-space posture."""
-        return self.gains is not self.base_gains
+        """True while a posture from :meth:`set_posture` is commanded (the law may still be slewing to it)."""
+        return self._posture_commanded
 
-    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> None:
+    def set_posture(self, q: object, stiffness: object = None) -> bool:
         """Pull the null space toward ``q`` with ``stiffness`` (Nm/rad); None restores the config.
 
         Only the null-space term changes: the Cartesian spring, its error clip, the box
-        and the torque limits stay as they are, so the TCP keeps its target. Raises
-        ValueError for a malformed or non-finite posture or stiffness (nothing changes).
+        and the torque limits stay as they are, so the TCP keeps its target. ``q`` is
+        clipped into the joint limits and ``stiffness`` to ``max_posture_stiffness``
+        (counted); a malformed or non-finite one is rejected and counted, nothing
+        changes, and False is returned. Never raises.
         """
+        try:
+            posture = posture_command(q, stiffness, self.posture_limits)
+        except BadCommand as err:
+            self.stats.rejected_postures += 1
+            log_rejection(log, "posture", self.stats.rejected_postures, err, "the null space keeps its posture")
+            return False
+        self.stats.clipped_postures += int(posture.clipped)
         base = self.base_gains
-        posture, k = check_posture(q, stiffness, base.rest_posture.shape[0])
-        if posture is None:
-            self.gains = base
-        elif k is None:
-            self.gains = replace(base, rest_posture=posture)
-        else:
-            self.gains = replace(base, rest_posture=posture, nullspace_stiffness=k, nullspace_damping=2.0 * np.sqrt(k))
+        q = base.rest_posture if posture.q is None else posture.q
+        k, d = base.nullspace_stiffness, base.nullspace_damping
+        if posture.stiffness is not None:
+            k, d = posture.stiffness, 2.0 * float(np.sqrt(posture.stiffness))
+        self.posture_slew.set_goal(q, k, d)  # the law's posture moves there at bounded rates
+        self._posture_commanded = posture.q is not None
+        return True
+
+    def _advance_posture(self, dt: float) -> None:
+        """Move the law's null-space terms one cycle toward the commanded posture."""
+        ps = self.posture_slew
+        if ps.advance(dt):
+            at_base = (ps.arrived and not self._posture_commanded and ps.stiffness == self.base_gains.nullspace_stiffness
+                       and ps.damping == self.base_gains.nullspace_damping)
+            self.gains = self.base_gains if at_base else replace(
+                self.base_gains, rest_posture=ps.q, nullspace_stiffness=ps.stiffness, nullspace_damping=ps.damping)
 
     def hold(self, arm: ArmState, now: float) -> None:
         """Make the measured pose the target, exactly: holding never moves the arm."""
-        self.target_pos, self.target_quat = np.array(arm.pos, dtype=np.float64), quat_normalize(arm.quat)
+        self.slew.jump_to(arm.pos, arm.quat)
         self.last_target_time = now
         self.holding = True
         self._hold_next = False
 
     def compute(self, arm: ArmState, now: float, dt: float) -> np.ndarray:
         """Torques for this cycle. Before :meth:`start`, only the compensation torque."""
+        limits = self.gains.torque_limits
         if not self.started:
-            return np.clip(arm.bias, -self.gains.torque_limits, self.gains.torque_limits)
+            return np.clip(np.nan_to_num(arm.bias), -limits, limits)
         if self._hold_next:
             self.hold(arm, now)
         elif (self.watchdog_enabled and not self.holding
@@ -242,7 +292,17 @@ class CartesianImpedanceController:
             self.stats.watchdog_holds += 1
             self.hold(arm, now)
             self.set_posture(None)  # whoever moved the posture is gone too
-        out = impedance_torque(arm, self.target_pos, self.target_quat, self.gains, self.prev_tau_cmd, dt)
+        target_pos, target_quat = self.slew.advance(dt)
+        self._advance_posture(dt)
+        out = impedance_torque(arm, target_pos, target_quat, self.gains, self.prev_tau_cmd, dt)
+        if not np.all(np.isfinite(out.tau)):
+            # Only a non-finite measured state can get here (every gain and target is checked):
+            # send the last finite torque, rate-limited toward zero, never NaN.
+            self.stats.nonfinite_torques += 1
+            log.error("the law computed a non-finite torque from the measured state; torque ramps down")
+            step = self.gains.max_torque_rate * dt
+            tau_cmd = self.prev_tau_cmd - np.clip(self.prev_tau_cmd, -step, step)
+            out = LawOutput(np.clip(tau_cmd, -limits, limits), tau_cmd, np.zeros(6), np.zeros(6), False)
         self.prev_tau_cmd = out.tau_cmd
         self.last_output = out
         self.stats.cycles += 1

@@ -55,6 +55,7 @@ import gymnasium as gym
 import numpy as np
 
 from robot_rl.config import Config
+from robot_rl.control.commands import PostureLimits
 from robot_rl.envs.task import EpisodeTask
 from robot_rl.errors import ConfigError
 from robot_rl.graph.camera import TopicCamera
@@ -104,7 +105,8 @@ def make_topic_parts(cfg: Config, topics: dict[str, Any], senders: Senders, *, a
     cancel = threading.Event()
     robot = TopicRobot(senders.target, senders.gripper, state_timeout_s=ros.state_timeout_s,
                        wait_timeout_s=ros.startup_timeout_s, pose_topic=topics["tcp_pose"], cancel=cancel,
-                       send_posture=senders.posture)
+                       send_posture=senders.posture,
+                       posture_limits=PostureLimits.from_config(cfg.robot.controller))
     cameras = {}
     for name in actor_cameras(cfg):
         c = cfg.cameras[name]

@@ -10,8 +10,11 @@ The rules:
 * **Never move before the pose is known.** Until the first state has been read,
   targets and gripper commands are ignored (and counted); the first state makes the
   robot hold exactly where it is (``robot.hold()``), so nothing jumps at start.
-* **Targets go to** ``robot.command``, which clips them to the safety box and rejects
-  non-finite ones; the impedance law clips the pose error per axis.
+* **Targets go to** ``robot.command``, which clips them to the safety box; the impedance
+  law clips the pose error per axis. A target or gripper command that cannot be used
+  (non-finite, malformed, any wrong type: :mod:`robot_rl.control.commands`) is rejected
+  here and counted, never raised; a rejected target makes the robot hold the pose
+  measured last, until a good target arrives.
 * **Watchdog.** When no target has arrived for ``watchdog_s`` (monotonic clock),
   ``robot.hold()`` makes the pose measured at that moment the target, once, until
   the next target arrives. The check runs in every :meth:`poll`, so the hold starts
@@ -19,8 +22,8 @@ The rules:
   ``status()`` reports the wall times of the last target and of the hold's start, and
   :meth:`pop_events` the hold itself, for the node to publish at once.
 * **Posture.** :meth:`on_posture` hands a joint reset's null-space posture to
-  ``robot.set_posture`` (a malformed one is rejected and counted; a robot that has no
-  posture says so once). The watchdog's hold, a restart and a fault restore the
+  ``robot.set_posture``, which clips it into the joint limits and a stiffness bound (a
+  malformed one is rejected and counted; a robot that has no posture says so once). The watchdog's hold, a restart and a fault restore the
   configured posture: whoever was moving the elbow has stopped talking. Its start and
   end are events (``{"event": "posture", "active": ...}``).
 * **Faults.** A :class:`~robot_rl.errors.RobotFault` from the robot stops the state
@@ -37,6 +40,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from robot_rl.control.commands import BadCommand, gripper_command, log_rejection, pose_command
 from robot_rl.errors import RobotFault
 from robot_rl.interfaces import Robot, RobotState
 
@@ -62,7 +66,8 @@ class ControllerCore:
         self._fault_at = 0.0
         self._events: list[dict[str, Any]] = []
         self.posture_active = False
-        self.counts = {"targets": 0, "gripper_commands": 0, "postures": 0, "rejected_postures": 0,
+        self.counts = {"targets": 0, "gripper_commands": 0, "postures": 0, "rejected_targets": 0,
+                       "rejected_grippers": 0, "rejected_postures": 0,
                        "ignored_before_state": 0, "ignored_in_fault": 0, "watchdog_holds": 0, "faults": 0,
                        "recoveries": 0}
 
@@ -100,11 +105,15 @@ class ControllerCore:
 
     # --- commands ---------------------------------------------------------------------
 
-    def on_target(self, pos: np.ndarray, quat: np.ndarray) -> bool:
-        """A target pose; False when it was ignored (no pose yet, or faulted)."""
+    def on_target(self, pos: object, quat: object) -> bool:
+        """A target pose; False when it was rejected or ignored (no pose yet, or faulted). Never raises."""
         if not self._accepting():
             return False
-        self._target = (np.asarray(pos, float), np.asarray(quat, float))
+        try:
+            self._target = pose_command(pos, quat)
+        except BadCommand as err:
+            self._reject_target(str(err))
+            return False
         self._command(*self._target)
         self._last_target_at = self._clock()
         self.last_target_wall = self._wall()
@@ -114,27 +123,30 @@ class ControllerCore:
             self._events.append({"event": "targets", "stamp": self.last_target_wall})
         return True
 
-    def on_gripper(self, opening: float) -> bool:
-        """A gripper opening (0 closed .. 1 open), applied with the current target or hold pose."""
+    def on_gripper(self, opening: object) -> bool:
+        """A gripper opening (0 closed .. 1 open), applied with the current target or hold pose.
+
+        False when it was rejected (not one finite number: counted) or ignored. Never raises."""
         if not self._accepting():
             return False
-        self.gripper = float(np.clip(opening, 0.0, 1.0))
+        try:
+            self.gripper = gripper_command(opening)
+        except BadCommand as err:
+            self.counts["rejected_grippers"] += 1
+            self._log_rejection("gripper", err)
+            return False
         self.counts["gripper_commands"] += 1
         pose = self._hold_pose if self.holding or self._target is None else self._target
         if pose is not None:
             self._command(*pose)
         return True
 
-    def on_posture(self, q: Optional[np.ndarray], stiffness: Optional[float] = None) -> bool:
-        """A null-space posture (None: the configured one back); False when it was not applied."""
+    def on_posture(self, q: object, stiffness: object = None) -> bool:
+        """A null-space posture (None: the configured one back); False when it was not applied. Never raises."""
         if not self._accepting():
             return False
         try:
-            self.robot.set_posture(q, stiffness)
-        except ValueError as err:
-            self.counts["rejected_postures"] += 1
-            log.error("rejected a posture: %s", err)
-            return False
+            applied = self.robot.set_posture(q, stiffness)
         except NotImplementedError as err:
             self.counts["rejected_postures"] += 1
             if self.counts["rejected_postures"] == 1:
@@ -142,6 +154,14 @@ class ControllerCore:
             return False
         except RobotFault as fault:
             self._on_fault(fault, self._clock())
+            return False
+        except (ValueError, TypeError) as err:  # a backend outside robot_rl may still raise
+            applied, reason = False, str(err)
+        else:
+            reason = "the robot refused it (see its log)"
+        if applied is False:
+            self.counts["rejected_postures"] += 1
+            self._log_rejection("posture", reason)
             return False
         if self.posture_active != (q is not None):
             self._events.append({"event": "posture", "active": q is not None, "stamp": self._wall()})
@@ -184,6 +204,17 @@ class ControllerCore:
                 log.warning("a command arrived before the robot's pose is known; ignored")
             return False
         return True
+
+    def _reject_target(self, reason: str) -> None:
+        """Count a bad target; the robot holds where it was last measured (once, not per message)."""
+        self.counts["rejected_targets"] += 1
+        self._log_rejection("target", reason)
+        self._target = None
+        if not self.holding and self.state is not None:
+            self._hold(self.state, "rejected target")
+
+    def _log_rejection(self, what: str, reason: object) -> None:
+        log_rejection(log, what, self.counts[f"rejected_{what}s"], reason)
 
     def _command(self, pos: np.ndarray, quat: np.ndarray) -> None:
         try:

@@ -24,16 +24,22 @@ set, so Ctrl-C never waits out a timeout.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from robot_rl.control.impedance import check_posture
+from robot_rl.control.commands import (
+    BadCommand, PostureLimits, gripper_command, log_rejection, pose_command, posture_command,
+)
+from robot_rl.config.sections import ControllerConfig
 from robot_rl.errors import RobotFault
 from robot_rl.graph.latest import Latest, Percentiles, StopRequested
 from robot_rl.interfaces import Clock, Robot, RobotState
+
+log = logging.getLogger("robot_rl.graph.robot")
 
 GRIPPER_JOINT = "gripper"
 
@@ -68,9 +74,11 @@ class TopicRobot(Robot):
                  *, state_timeout_s: float, wait_timeout_s: float, pose_topic: str = "/robot/tcp_pose",
                  cancel: threading.Event | None = None, clock: Callable[[], float] = time.monotonic,
                  wall: Callable[[], float] = time.time,
-                 send_posture: Optional[Callable[[Optional[np.ndarray], Optional[float]], None]] = None) -> None:
+                 send_posture: Optional[Callable[[Optional[np.ndarray], Optional[float]], None]] = None,
+                 posture_limits: Optional[PostureLimits] = None) -> None:
         self._send_target, self._send_gripper = send_target, send_gripper
         self._send_posture = send_posture
+        self._posture_limits = posture_limits or PostureLimits.from_config(ControllerConfig())
         self.cancel = cancel or threading.Event()  # set: every wait raises StopRequested
         self.state_timeout_s, self.wait_timeout_s = state_timeout_s, wait_timeout_s
         self.pose_topic = pose_topic
@@ -88,6 +96,7 @@ class TopicRobot(Robot):
         self.state_age = Percentiles()  # wall now - state stamp, when the env reads it
         self.targets_sent = 0
         self.resends = 0
+        self.rejected_commands = 0  # bad targets, grippers and postures, never sent
 
     # --- inputs, from the node's subscriptions --------------------------------------
 
@@ -136,19 +145,30 @@ class TopicRobot(Robot):
         self.state_age.add(self._wall() - state.stamp)
         return state
 
-    def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> None:
+    def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> bool:
+        """Publish a checked target (and gripper); a bad one is counted, never sent, and the
+        arm holds where it is (see :meth:`Robot.command`)."""
         if self._pose.value is None:
             raise RobotFault("refusing to send a target before the robot's pose is known", state=None)
         if self.cancel.is_set():
             raise StopRequested()  # e.g. mid-reset: stop moving, the controller's watchdog holds
+        try:
+            target = pose_command(pos, quat)
+            opening = None if gripper is None else gripper_command(gripper)
+        except BadCommand as err:
+            self.rejected_commands += 1
+            log_rejection(log, "command", self.rejected_commands, err, "holding where the arm is")
+            self.hold()
+            return False
         with self._send_lock:
-            self._target = (np.array(pos, dtype=float), np.array(quat, dtype=float))
-            if gripper is not None and np.isfinite(gripper):
-                self._gripper = float(np.clip(gripper, 0.0, 1.0))
+            self._target = target
+            if opening is not None:
+                self._gripper = opening
             self._send_locked()
         if self._state_read_at is not None:
             self.latency.add(self._clock() - self._state_read_at)
             self._state_read_at = None
+        return True
 
     def hold(self) -> None:
         pose = self._pose.value
@@ -158,13 +178,21 @@ class TopicRobot(Robot):
             self._target = (pose[0].copy(), pose[1].copy())
             self._send_locked()
 
-    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> None:
-        """Send a joint reset's null-space posture on ``/robot/posture`` (the controller applies it)."""
+    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> bool:
+        """Send a joint reset's null-space posture on ``/robot/posture``, clipped into the
+        joint limits; the controller clips it again, since it must not rely on its callers."""
         if self._send_posture is None:
             raise NotImplementedError("this actor has no posture topic")
         if self.cancel.is_set() and q is not None:
             raise StopRequested()
-        self._send_posture(*check_posture(q, stiffness, 7))
+        try:
+            posture = posture_command(q, stiffness, self._posture_limits)
+        except BadCommand as err:
+            self.rejected_commands += 1
+            log_rejection(log, "posture", self.rejected_commands, err, "nothing sent")
+            return False
+        self._send_posture(posture.q, posture.stiffness)
+        return True
 
     def recover(self) -> None:
         """Wait for the controller to publish again (a fresh state arrives), then hold where the arm is."""

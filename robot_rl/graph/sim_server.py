@@ -122,7 +122,7 @@ class SimServer:
                 "real_time_factor": round((self.world.now() - self._sim_start) / elapsed, 3) if elapsed > 0 else None,
                 "lag_dropped_s": round(self.lag_dropped_s, 3), "physics_steps": self.physics_steps,
                 "tick_period": self.tick_period.summary(),
-                "controller": self.controller.status()}
+                "controller": self.controller.status(), "law": self.world.robot.controller.stats.summary()}
 
     def close(self) -> None:
         self.world.close()

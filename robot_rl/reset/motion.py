@@ -107,7 +107,13 @@ class MotionRunner:
         return self.robot.state()
 
     def begin(self) -> Pose:
-        """Start from the measured pose (inside the box: the nearest pose in it)."""
+        """Start from the measured pose (inside the box: the nearest pose in it).
+
+        The robot holds first, so the controller's target is the measured pose too: the
+        law's target reaches a new one at bounded speed (robot_rl.control.slew), and one
+        left a clip ahead by the last policy step must not pull on the first waypoints.
+        """
+        self.robot.hold()
         s = self.robot.state()
         pos, quat = self.inside(s.tcp_pos, s.tcp_quat)
         self.target = Pose.of(pos, quat)

@@ -128,10 +128,11 @@ def pose_from_msg(msg: Any) -> tuple[np.ndarray, np.ndarray]:
     p, o = pose.position, pose.orientation
     pos = _finite(np.array([p.x, p.y, p.z]), "pose position")
     quat = _finite(np.array([o.w, o.x, o.y, o.z]), "pose orientation")
-    norm = float(np.linalg.norm(quat))
-    if norm < 1e-6:
+    scale = float(np.max(np.abs(quat)))  # scaled first: the norm of a finite 1e200 quaternion overflows
+    if scale == 0.0 or np.linalg.norm(quat / scale) * scale < 1e-6:
         raise MessageError("pose orientation is a zero quaternion")
-    return pos, quat / norm
+    quat = quat / scale
+    return pos, quat / np.linalg.norm(quat)
 
 
 def _vector3(v: np.ndarray) -> Any:

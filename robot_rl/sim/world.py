@@ -33,6 +33,7 @@ except Exception as _err:  # noqa: BLE001 - a broken GL backend fails inside muj
 
 from robot_rl.config import Config  # noqa: E402
 from robot_rl.control import ArmState, CartesianImpedanceController, SafetyBox  # noqa: E402
+from robot_rl.control.commands import BadCommand, gripper_command  # noqa: E402
 from robot_rl.control.transforms import mat_to_quat, quat_mul, quat_conj, quat_to_rotvec  # noqa: E402
 from robot_rl.errors import RenderError  # noqa: E402
 from robot_rl.interfaces import Camera, Clock, Frame, Robot, RobotState  # noqa: E402
@@ -238,17 +239,25 @@ class SimRobot(Robot):
             tcp_wrench=w.gripper_wrench(arm.pos), q=arm.q, dq=arm.dq, tau=tau.copy(),
             gripper=float(np.clip(fingers.sum() / (2 * FINGER_TRAVEL), 0.0, 1.0)))
 
-    def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> None:
-        self.controller.set_target(pos, quat, self.world.now())
-        if gripper is not None and np.isfinite(gripper):
-            self.gripper_target = float(np.clip(gripper, 0.0, 1.0))
+    def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> bool:
+        """See :meth:`Robot.command`: a bad gripper value rejects the pose too (never half a command)."""
+        if gripper is not None:
+            try:
+                gripper = gripper_command(gripper)
+            except BadCommand as err:
+                return self.controller.reject(str(err))
+        if not self.controller.set_target(pos, quat, self.world.now()):
+            return False
+        if gripper is not None:
+            self.gripper_target = gripper
             self.world.data.ctrl[self.world.gripper_actuator] = self.gripper_target * FINGER_TRAVEL
+        return True
 
     def hold(self) -> None:
         self.controller.hold(self.world.arm_state(), self.world.now())
 
-    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> None:
-        self.controller.set_posture(q, stiffness)
+    def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> bool:
+        return self.controller.set_posture(q, stiffness)
 
     def close(self) -> None:
         self.world.close()

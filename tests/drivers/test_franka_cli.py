@@ -15,6 +15,11 @@ from robot_rl.cli import main
 HERE = Path(__file__).resolve().parent
 
 
+# The fake arm answers at once; a generous wait keeps a loaded machine (a slow child
+# process start) from looking like a silent robot.
+ANSWERS = ["--timeout", "60"]
+
+
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(HERE))
@@ -30,18 +35,18 @@ def fake(tmp_path, monkeypatch):
 
 
 def test_check_prints_the_state(fake, capsys):
-    assert main(["franka", "check", "--ip", "172.16.0.2", *fake({})]) == 0
+    assert main(["franka", "check", "--ip", "172.16.0.2", *ANSWERS, *fake({})]) == 0
     out = capsys.readouterr().out
     assert "Franka at 172.16.0.2: mode" in out and "tcp position" in out and "active errors         none" in out
 
 
 def test_recover_is_one_command(fake, capsys):
-    assert main(["franka", "recover", "--ip", "172.16.0.2", *fake({})]) == 0
+    assert main(["franka", "recover", "--ip", "172.16.0.2", *ANSWERS, *fake({})]) == 0
     assert "recovered" in capsys.readouterr().out
 
 
 def test_a_failed_recovery_is_one_line(fake, capsys):
-    assert main(["franka", "recover", "--ip", "172.16.0.2", *fake({"recover": "fail"})]) == 2
+    assert main(["franka", "recover", "--ip", "172.16.0.2", *ANSWERS, *fake({"recover": "fail"})]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("robot-rl: Franka at 172.16.0.2: error recovery failed: CommandException") and "\n" not in err
 
@@ -55,7 +60,7 @@ def test_a_robot_that_does_not_answer_is_one_line(fake, capsys):
 def test_the_ip_comes_from_the_config(fake, tmp_path, capsys):
     cfg = tmp_path / "rig.yaml"
     cfg.write_text(yaml.safe_dump({"robot": {"backend": "franka", "hardware": {"ip": "robot.lab"}}}))
-    assert main(["franka", "check", "--config", str(cfg), *fake({})]) == 0
+    assert main(["franka", "check", "--config", str(cfg), *ANSWERS, *fake({})]) == 0
     assert "Franka at robot.lab" in capsys.readouterr().out
 
 

@@ -127,25 +127,46 @@ def test_nothing_is_published_before_the_first_state_then_the_measured_pose():
     np.testing.assert_allclose(state.tau, 2 * np.linspace(0.1, 0.7, 7))
 
 
+def settle(node, seconds: float = 1.0, hz: float = 100.0) -> None:
+    """Run the publish timer for ``seconds`` of ticks: the target slews toward a new goal."""
+    for _ in range(int(seconds * hz)):
+        node.tick()
+
+
 def test_targets_are_box_clipped_and_the_error_clipped_per_axis():
     node = RecordingNode()
     robot = make(node, error_clip_mm=(10.0, 5.0, 10.0))
     send_state(node)
     robot.command(HOME + np.array([0.004, 0.003, -0.002]), DOWN)  # within the clip: sent as is
-    node.tick()
+    settle(node)
     np.testing.assert_allclose(targets(node)[-1][0], HOME + [0.004, 0.003, -0.002])
     robot.command(np.array([2.0, -0.01, 0.30]), DOWN)  # far outside the box in x
-    node.tick()
+    settle(node)
     pos, _ = targets(node)[-1]
     np.testing.assert_allclose(pos, HOME + [0.010, -0.005, 0.0])  # 10 mm and 5 mm from the measured pose
     assert robot.box_clipped_targets == 1
     # As the arm follows, the target keeps leading it toward the (box-clipped) goal.
     send_state(node, pos=HOME + np.array([0.1, 0.0, 0.0]))
-    node.tick()
+    settle(node)
     np.testing.assert_allclose(targets(node)[-1][0], HOME + [0.11, -0.005, 0.0])
     send_state(node, pos=np.array([0.595, -0.01, 0.30]))
-    node.tick()
+    settle(node)
     np.testing.assert_allclose(targets(node)[-1][0], [0.6, -0.01, 0.30])  # pos_high x = 0.6
+
+
+def test_a_new_goal_is_approached_at_the_target_speed():
+    """Alternating far goals cannot make the published target jump (robot_rl.control.slew)."""
+    node = RecordingNode()
+    robot = make(node, error_clip_mm=(50.0, 50.0, 50.0))
+    send_state(node)
+    hz = robot.s.publish_hz
+    for i in range(50):
+        robot.command(HOME + np.array([0.1 if i % 2 else -0.1, 0.0, 0.0]), DOWN)
+        node.tick()
+    published = np.array([p for p, _ in targets(node)])
+    steps = np.linalg.norm(np.diff(published, axis=0), axis=1)
+    assert steps.max() <= robot.cfg.controller.max_target_speed / hz + 1e-9
+    assert np.abs(published - HOME).max() <= robot.cfg.controller.max_target_speed / hz + 1e-9
 
 
 def test_bad_targets_are_rejected_and_bad_messages_dropped():
@@ -166,7 +187,8 @@ def test_the_watchdog_holds_the_measured_pose_when_commands_stop():
     robot = make(node, watchdog_s=0.05)
     send_state(node)
     robot.command(HOME + np.array([0.0, 0.008, 0.0]), DOWN)
-    node.tick()
+    for _ in range(5):  # 8 mm at 0.5 m/s: 16 ms of ticks
+        node.tick()
     np.testing.assert_allclose(targets(node)[-1][0], HOME + [0.0, 0.008, 0.0])
     time.sleep(0.1)
     send_state(node, pos=HOME + np.array([0.0, 0.003, 0.0]))
@@ -247,22 +269,31 @@ def test_set_posture_publishes_a_joint_state_once_and_none_the_rest_posture():
 
 
 @pytest.mark.parametrize("q, stiffness, message", [
-    (RESET_Q[:6], None, "7 finite joint angles"),
-    (np.append(RESET_Q, 0.0), None, "7 finite joint angles"),
-    (np.where(np.arange(7) == 3, np.nan, RESET_Q), None, "7 finite joint angles"),
-    (np.where(np.arange(7) == 0, np.inf, RESET_Q), None, "7 finite joint angles"),
-    (RESET_Q.reshape(7, 1), None, "7 finite joint angles"),
-    ([0.1, "elbow", 0.0, -2.0, 0.0, 1.5, 0.7], None, "7 finite joint angles"),
-    (RESET_Q, -5.0, "stiffness must be finite and >= 0"),
-    (RESET_Q, float("nan"), "stiffness must be finite and >= 0"),
+    (RESET_Q[:6], None, "posture must be 7 numbers"),
+    (np.append(RESET_Q, 0.0), None, "posture must be 7 numbers"),
+    (np.where(np.arange(7) == 3, np.nan, RESET_Q), None, "posture must be finite"),
+    (np.where(np.arange(7) == 0, np.inf, RESET_Q), None, "posture must be finite"),
+    (RESET_Q.reshape(7, 1), None, "posture must be 7 numbers"),
+    ([0.1, "elbow", 0.0, -2.0, 0.0, 1.5, 0.7], None, "posture must be 7 numbers"),
+    (RESET_Q, -5.0, "stiffness must be >= 0"),
+    (RESET_Q, float("nan"), "stiffness must be finite"),
 ])
-def test_a_malformed_posture_raises_and_publishes_nothing(q, stiffness, message):
+def test_a_malformed_posture_is_refused_counted_and_publishes_nothing(q, stiffness, message, caplog):
     node = RecordingNode()
     robot = make(node)
     send_state(node)
-    with pytest.raises(ValueError, match=message):
-        robot.set_posture(q, stiffness)
+    assert robot.set_posture(q, stiffness) is False
+    assert robot.rejected_postures == 1
+    assert message in caplog.text
     assert postures(node) == []
+
+
+def test_a_posture_past_the_joint_limits_is_clipped_before_it_is_published():
+    node = RecordingNode()
+    robot = make(node)
+    send_state(node)
+    assert robot.set_posture(np.full(7, 1e200), 1e6) is True
+    np.testing.assert_allclose(postures(node)[-1], robot.cfg.controller.joint_high)
 
 
 def test_without_a_posture_topic_set_posture_is_not_implemented():

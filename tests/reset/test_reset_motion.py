@@ -174,9 +174,9 @@ def test_robot_reset_lifts_first_moves_to_a_perturbed_pose_opens_and_hands_over(
     yaw = box.relative_rotvec(final.quat)
     assert abs(yaw[2]) <= 0.3 + 1e-9 and np.allclose(yaw[:2], 0.0, atol=1e-9)
     assert np.linalg.norm(robot.pos - final.pos) <= cfg.reset.settle_tolerance
-    # 3. every target inside the box, the gripper opened, hold() at the end
+    # 3. every target inside the box, the gripper opened, hold() at the start and at the end
     assert all(box.contains(p, q) for _, p, q, _ in robot.commands)
-    assert robot.gripper == pytest.approx(1.0) and robot.holds == 1
+    assert robot.gripper == pytest.approx(1.0) and robot.holds == 2
     # 4. the first reset is also a joint reset (every 20)
     assert mover.calls == 1 and stats.joint_resets == 1
     assert stats.targets_sent == len(robot.commands) and stats.duration_s == pytest.approx(clock.now())
