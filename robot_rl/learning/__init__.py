@@ -9,8 +9,9 @@ streams policy weights back. The pieces, from the wire up:
   (raw bytes + dtype + shape; never pickle), refusing malformed payloads.
 * :mod:`~robot_rl.learning.spaces`: observation/action spaces as data, and the check that
   names the first differing key.
-* :mod:`~robot_rl.learning.security`: the shared-token interceptor, TLS credentials,
-  message limits and keepalive.
+* :mod:`~robot_rl.learning.security`: the shared-token interceptor and admission (the
+  learner's capacity goes only to callers with the token), TLS credentials, message
+  limits and keepalive; :mod:`~robot_rl.learning.refusals` counts what was refused.
 * :mod:`~robot_rl.learning.server` / :mod:`~robot_rl.learning.client`: the learner's
   server and the actor's client (bounded :mod:`~robot_rl.learning.outbox`, reconnects
   with backoff, weights handed over through :mod:`~robot_rl.learning.weights`).

@@ -16,6 +16,13 @@ dropped: steps of an episode already logged (a resend) are *duplicates*; the hel
 of an episode that never ended, or that has a gap (its middle was lost in the actor's
 overflow), is *lost*. An episode may start at a step other than 0 (its beginning was
 lost); it is kept from where it starts.
+
+Memory per actor is bounded: an unfinished episode holds at most ``max_open_steps``
+steps (a batch that would go beyond is refused whole with a PayloadError, so the actor
+counts it and goes on; the held part is lost when the next episode starts), an actor
+incarnation that can send no more is forgotten (:meth:`EpisodeAssembler.forget`), and
+only the ids of the last ``DONE_KEPT`` logged episodes are remembered per incarnation
+(the server recognises resent batches by their seq; these ids only catch resent steps).
 """
 
 from __future__ import annotations
@@ -28,11 +35,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from robot_rl.data.transition import Step
+from robot_rl.learning.errors import PayloadError
 from robot_rl.learning.replay_log import EpisodeLog
 
 log = logging.getLogger(__name__)
 
 Producer = tuple[str, str]  # (actor id, incarnation)
+DONE_KEPT = 4096
 
 
 @dataclass
@@ -60,15 +69,21 @@ class Episode:
 @dataclass
 class _ProducerState:
     open: list[Step] = field(default_factory=list)
-    done: set[int] = field(default_factory=set)  # episode ids already logged
+    done: dict[int, None] = field(default_factory=dict)  # ids of the last DONE_KEPT episodes logged, in order
     last_seq: int = 0
+
+    def mark_done(self, episode_id: int) -> None:
+        self.done[episode_id] = None
+        if len(self.done) > DONE_KEPT:
+            del self.done[next(iter(self.done))]
 
 
 class EpisodeAssembler:
     """A TransitionSink that turns batches into finished, logged episodes."""
 
-    def __init__(self, episode_log: EpisodeLog | None = None) -> None:
+    def __init__(self, episode_log: EpisodeLog | None = None, max_open_steps: int = 1 << 20) -> None:
         self.log = episode_log
+        self.max_open_steps = max_open_steps
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
         self._producers: dict[Producer, _ProducerState] = {}
@@ -84,7 +99,7 @@ class EpisodeAssembler:
         key = (str(meta.get("actor_id", "")), str(meta.get("incarnation", "")))
         with self._lock:
             state = self._producers.setdefault(key, _ProducerState())
-            state.done.add(int(meta.get("episode_id", -1)))
+            state.mark_done(int(meta.get("episode_id", -1)))
             state.last_seq = max(state.last_seq, int(meta.get("last_seq", 0)))
             self.received_steps += length
             self.episodes += 1
@@ -99,8 +114,33 @@ class EpisodeAssembler:
     def receive(self, actor_id: str, incarnation: str, seq: int, steps: list[Step]) -> None:
         with self._lock:
             state = self._producers.setdefault((actor_id, incarnation), _ProducerState())
+            self._check_room(state, steps)
             for step in steps:
                 self._add(actor_id, incarnation, seq, state, step)
+
+    def forget(self, actor_id: str, incarnation: str) -> None:
+        """This actor incarnation sends no more: drop what it holds (its open part counts as lost)."""
+        with self._lock:
+            state = self._producers.pop((actor_id, incarnation), None)
+            if state is not None and state.open:
+                self._lose(actor_id, state.open, "will never end (its actor process is gone)")
+
+    def _check_room(self, state: _ProducerState, steps: list[Step]) -> None:
+        """Refuse the whole batch (before holding any of it) if an open episode would grow past the cap."""
+        held_id = state.open[-1].episode_id if state.open else None
+        count = len(state.open)
+        for step in steps:
+            if step.episode_id in state.done:
+                continue
+            if step.episode_id != held_id:
+                held_id, count = step.episode_id, 0
+            count += 1
+            if count > self.max_open_steps:
+                raise PayloadError(f"episode {step.episode_id} would hold more than {self.max_open_steps} steps "
+                                   "without ending (learning.max_episode_steps); its steps are refused until "
+                                   "the next episode", "episode_too_long")
+            if step.last:
+                held_id, count = None, 0
 
     def _add(self, actor_id: str, incarnation: str, seq: int, state: _ProducerState, step: Step) -> None:
         if step.episode_id in state.done:
@@ -134,7 +174,7 @@ class EpisodeAssembler:
                 self.received_steps -= 1
                 raise
         state.open = []
-        state.done.add(step.episode_id)
+        state.mark_done(step.episode_id)
         state.last_seq = max(state.last_seq, seq)
         self._count += 1
         self.episodes += 1

@@ -7,21 +7,23 @@ structure, stored as JSON in the member ``__tree__``. Loading uses
 ``numpy.load(allow_pickle=False)`` and ``json``, so a checkpoint can never run code.
 
 Dict keys keep their type (optimizer states are keyed by int), tuples stay tuples and
-tensors come back as CPU tensors of the same dtype. Writes go to a temporary file that
-is fsync'd and renamed over the old one, so a crash at any moment leaves a whole
-checkpoint (the previous or the new one).
+tensors come back as CPU tensors of the same dtype. Writes go through
+:func:`robot_rl.data.durable.durable_writer` (a temporary file, fsync'd and renamed over
+the old one), so a crash at any moment leaves a whole checkpoint (the previous or the
+new one).
 """
 
 from __future__ import annotations
 
 import io
 import json
-import os
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from robot_rl.data.durable import durable_writer, fsync_dir  # noqa: F401 (fsync_dir: kept importable here)
 
 TREE = "__tree__"
 
@@ -31,17 +33,12 @@ def save_tree(path: str | Path, tree: Any) -> Path:
     path = Path(path)
     arrays: dict[str, np.ndarray] = {}
     spec = _encode(tree, arrays)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
+    with durable_writer(path) as f:
         with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
             zf.writestr(TREE + ".json", json.dumps(spec))
             for name, arr in arrays.items():
                 with zf.open(name + ".npy", "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, np.asarray(arr, order="C"), allow_pickle=False)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
     return path
 
 
@@ -57,20 +54,6 @@ def load_tree(path: str | Path) -> Any:
                     arrays[info.filename[:-4]] = np.lib.format.read_array(io.BytesIO(member.read()),
                                                                           allow_pickle=False)
     return _decode(spec, arrays)
-
-
-def fsync_dir(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (a no-op where directories cannot be opened)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _encode(obj: Any, arrays: dict[str, np.ndarray]) -> Any:

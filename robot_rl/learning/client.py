@@ -12,9 +12,13 @@ The control loop only ever calls three cheap methods:
 Two threads do the talking. The sender registers (again after every reconnect), then
 sends sealed batches in order and drops each from the outbox only when the learner
 acknowledged it. The receiver holds a StreamWeights call open and puts every version
-into a :class:`WeightSlot`. Both retry transient failures (learner away, deadline,
-restart) with exponential backoff and jitter, up to ``learning.reconnect_max_s``;
-refusals that retrying cannot fix (UNAUTHENTICATED, FAILED_PRECONDITION) are fatal.
+into a :class:`WeightSlot`. Both retry transient failures (learner away or busy,
+deadline, restart) with exponential backoff and jitter, up to ``learning.reconnect_max_s``;
+refusals that retrying cannot fix (UNAUTHENTICATED, FAILED_PRECONDITION) are fatal. A
+batch refused with INVALID_ARGUMENT can never be stored: it is dropped and counted
+(``rejected_steps``). OUT_OF_RANGE means the learner takes another seq next: the sender
+registers again, which tells it which, and renumbers its queue from there (see
+:mod:`robot_rl.learning.server` for every status).
 """
 
 from __future__ import annotations
@@ -89,7 +93,7 @@ class ActorClient:
         self._stub: pb_grpc.LearnerStub | None = None
         self._stream_call: Any = None
         self._threads: list[threading.Thread] = []
-        self._encoded: tuple[int, pb.TransitionBatch] | None = None
+        self._encoded: tuple[Any, int, pb.TransitionBatch] | None = None  # (batch, its seq, message)
         self._warned_at = 0.0
         self._dropped_warned = 0
         self.learner_id = ""
@@ -221,6 +225,7 @@ class ActorClient:
         self.learner_id = reply.learner_id
         self.connects += 1
         self.outbox.ack(reply.acked_seq)
+        self.outbox.renumber(reply.acked_seq + 1)  # the learner takes that seq next
         self._registered.set()
 
     def _send_loop(self) -> None:
@@ -251,13 +256,19 @@ class ActorClient:
                 self.outbox.release()
                 if self._stop.is_set() or not self._handle(err, "sending to"):
                     return
-                if err.code() == grpc.StatusCode.INVALID_ARGUMENT:
+                code = err.code()
+                if code == grpc.StatusCode.INVALID_ARGUMENT:
                     n = self.outbox.reject(batch.seq)
-                    log.error("learner refused batch %d (%d steps) of actor %s as malformed: %s",
+                    log.error("learner refused batch %d (%d steps) of actor %s for good: %s",
                               batch.seq, n, self.actor_id, err.details())
                     continue
-                self._registered.clear()  # register again: the learner may have restarted
-                if err.code() != grpc.StatusCode.NOT_FOUND:
+                if code == grpc.StatusCode.RESOURCE_EXHAUSTED:  # learner busy: the same batch, later
+                    self._stop.wait(backoff.next())
+                    continue
+                # Register again: the learner may have restarted, or (OUT_OF_RANGE) takes
+                # another seq next, which its reply says.
+                self._registered.clear()
+                if code not in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.OUT_OF_RANGE):
                     self._stop.wait(backoff.next())
                 continue
             self.outbox.ack(ack.seq)
@@ -291,15 +302,15 @@ class ActorClient:
                 self._stop.wait(backoff.next())
 
     def _encode(self, batch: Any) -> pb.TransitionBatch:
-        if self._encoded is None or self._encoded[0] != batch.seq:
+        if self._encoded is None or self._encoded[0] is not batch or self._encoded[1] != batch.seq:
             msg = encode_batch(batch.steps, self.spaces, actor_id=self.actor_id, incarnation=self.incarnation,
                                seq=batch.seq, report=self._report())
             size = msg.ByteSize()
             if size > self.cfg.max_message_bytes:
                 raise LearningError(f"a batch of {len(batch.steps)} steps is {size / 2**20:.1f} MiB, above "
                                     f"learning.max_message_mb={self.cfg.max_message_mb}; lower learning.batch_steps")
-            self._encoded = (batch.seq, msg)
-        return self._encoded[1]
+            self._encoded = (batch, batch.seq, msg)
+        return self._encoded[2]
 
     def _handle(self, err: grpc.RpcError, doing: str) -> bool:
         """Record a failed call; False (after recording the fatal error) when retrying cannot help."""
@@ -310,9 +321,10 @@ class ActorClient:
             self._fail(what(f"learner {self.target} refused actor '{self.actor_id}' ({code.name}): {details}"))
             return False
         now = time.monotonic()
-        if code not in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT) and now - self._warned_at > 5.0:
+        quiet = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.OUT_OF_RANGE)
+        if code not in quiet and now - self._warned_at > 5.0:
             self._warned_at = now
-            log.warning("actor %s: learner %s unreachable while %s it (%s); retrying, %d steps queued",
+            log.warning("actor %s: learner %s unreachable or busy while %s it (%s); retrying, %d steps queued",
                         self.actor_id, self.target, doing, self.last_error, self.outbox.queued_steps)
         return True
 

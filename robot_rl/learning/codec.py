@@ -29,6 +29,13 @@ from robot_rl.learning.spaces import EnvSpaces, SpaceSpec
 DTYPES = frozenset({"bool", "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
                     "float16", "float32", "float64"})
 MAX_NDIM = 8
+# No message is larger than 2 GiB, so no tensor is either; a shape that claims more (even
+# next to a zero dim, which makes its byte count 0) is malformed, not a numpy error.
+MAX_TENSOR_BYTES = 2**31
+# robot_rl's rewards are O(1); a finite reward this large is a corrupt value, not a signal.
+MAX_ABS_REWARD = 1e6
+# Actions may exceed their Box bounds by float rounding, never by more.
+ACTION_TOLERANCE = 1e-5
 
 
 def encode_tensor(array: np.ndarray, dtype: str | np.dtype | None = None) -> pb.Tensor:
@@ -45,10 +52,8 @@ def decode_tensor(msg: pb.Tensor, where: str, *, finite: bool = False) -> np.nda
     """The array a Tensor message holds, read-only; PayloadError names ``where`` if malformed."""
     if msg.dtype not in DTYPES:
         raise PayloadError(f"{where}: unknown dtype {msg.dtype!r}")
-    shape = tuple(int(d) for d in msg.shape)
-    if len(shape) > MAX_NDIM or any(d < 0 for d in shape):
-        raise PayloadError(f"{where}: invalid shape {shape}")
     dtype = np.dtype(msg.dtype).newbyteorder("<")
+    shape = _shape(msg.shape, dtype.itemsize, where)
     data = msg.data
     expected = math.prod(shape) * dtype.itemsize
     if len(data) != expected:
@@ -58,8 +63,18 @@ def decode_tensor(msg: pb.Tensor, where: str, *, finite: bool = False) -> np.nda
     if dtype.kind == "b" and arr.size and arr.view(np.uint8).max() > 1:
         raise PayloadError(f"{where}: bool tensor holds bytes other than 0 and 1")
     if finite and dtype.kind == "f" and not np.isfinite(arr).all():
-        raise PayloadError(f"{where}: holds NaN or infinite values")
+        raise PayloadError(f"{where}: holds NaN or infinite values", "non_finite")
     return arr.astype(arr.dtype.newbyteorder("="), copy=False)
+
+
+def _shape(dims: Sequence[int], itemsize: int, where: str) -> tuple[int, ...]:
+    """A tensor's shape, refused unless numpy can hold it and a message can carry it."""
+    shape = tuple(int(d) for d in dims)
+    if len(shape) > MAX_NDIM or any(d < 0 for d in shape):
+        raise PayloadError(f"{where}: invalid shape {list(shape)[:MAX_NDIM + 1]}")
+    if math.prod(d for d in shape if d) * itemsize > MAX_TENSOR_BYTES:
+        raise PayloadError(f"{where}: shape {list(shape)} is larger than any message can carry")
+    return shape
 
 
 # ----------------------------------------------------------------------------- spaces
@@ -72,7 +87,7 @@ def encode_space(spec: SpaceSpec) -> pb.SpaceSpec:
 def decode_space(msg: pb.SpaceSpec, where: str) -> SpaceSpec:
     if msg.dtype not in DTYPES:
         raise PayloadError(f"{where}: unknown dtype {msg.dtype!r}")
-    shape = tuple(int(d) for d in msg.shape)
+    shape = _shape(msg.shape, np.dtype(msg.dtype).itemsize, where)
     low = decode_tensor(msg.low, f"{where}.low")
     high = decode_tensor(msg.high, f"{where}.high")
     for name, bound in (("low", low), ("high", high)):
@@ -150,7 +165,8 @@ def decode_batch(msg: pb.TransitionBatch, spaces: EnvSpaces, max_steps: int = 1 
     """Check a TransitionBatch against ``spaces`` and return its Steps.
 
     Raises PayloadError (naming the field) on any inconsistency: column lengths, keys,
-    dtypes, shapes, byte counts, non-finite floats, missing or stray final observations.
+    dtypes, shapes, byte counts, non-finite floats, rewards beyond ``MAX_ABS_REWARD``,
+    actions outside the action space, missing or stray final observations.
     """
     n = len(msg.episode_id)
     if n == 0 or n > max_steps:
@@ -163,9 +179,13 @@ def decode_batch(msg: pb.TransitionBatch, spaces: EnvSpaces, max_steps: int = 1 
         raise PayloadError("column 'step' holds a negative step index")
     reward = np.asarray(msg.reward, dtype=np.float64)
     penalty = np.asarray(msg.grasp_penalty, dtype=np.float64)
-    if not (np.isfinite(reward).all() and np.isfinite(penalty).all()):
-        raise PayloadError("column 'reward' or 'grasp_penalty' holds NaN or infinite values")
+    for name, column in (("reward", reward), ("grasp_penalty", penalty)):
+        if not np.isfinite(column).all():
+            raise PayloadError(f"column '{name}' holds NaN or infinite values", "non_finite")
+        if (np.abs(column) > MAX_ABS_REWARD).any():
+            raise PayloadError(f"column '{name}' holds values beyond +-{MAX_ABS_REWARD:g}", "out_of_space")
     action = _column(msg.action, "action", spaces.action, n)
+    _check_bounds(action, spaces.action, "action")
     keys = set(msg.obs.keys())
     if keys != set(spaces.observation):
         extra, missing = sorted(keys - set(spaces.observation)), sorted(set(spaces.observation) - keys)
@@ -202,6 +222,19 @@ def _column(msg: pb.Tensor, where: str, spec: SpaceSpec, n: int) -> np.ndarray:
     if arr.dtype.name != spec.dtype or arr.shape != (n, *spec.shape):
         raise PayloadError(f"{where}: {arr.dtype.name} {arr.shape}, expected {spec.dtype} {(n, *spec.shape)}")
     return arr
+
+
+def _check_bounds(values: np.ndarray, spec: SpaceSpec, where: str) -> None:
+    """Refuse values outside the Box ``spec`` (beyond float rounding)."""
+    low, high = spec.low.astype(np.float64), spec.high.astype(np.float64)
+    tol_low = ACTION_TOLERANCE * np.maximum(1.0, np.abs(np.where(np.isfinite(low), low, 0.0)))
+    tol_high = ACTION_TOLERANCE * np.maximum(1.0, np.abs(np.where(np.isfinite(high), high, 0.0)))
+    v = values.astype(np.float64)
+    outside = (v < low - tol_low) | (v > high + tol_high)
+    if outside.any():
+        row = int(np.argwhere(outside)[0][0]) if v.ndim > 1 else 0
+        raise PayloadError(f"{where}[{row}] is outside the {where} space [{spec.low.min():g}, "
+                           f"{spec.high.max():g}] (e.g. {v[outside].flat[0]:g})", "out_of_space")
 
 
 def _value(msg: pb.Tensor, where: str, spec: SpaceSpec) -> np.ndarray:

@@ -20,4 +20,11 @@ class SpacesMismatch(LearningError):
 
 
 class PayloadError(ValueError):
-    """A message does not decode to what its dtype, shape and spaces promise."""
+    """A message does not decode to what its dtype, shape and spaces promise, or can never be stored.
+
+    ``cause`` is the short name the learner counts the refusal under.
+    """
+
+    def __init__(self, message: str, cause: str = "malformed") -> None:
+        super().__init__(message)
+        self.cause = cause

@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import signal
 import threading
 import time
@@ -49,6 +48,7 @@ import torch
 import yaml
 
 from robot_rl.config import Config, to_dict
+from robot_rl.data.durable import durable_write_text, remove_stale
 from robot_rl.data.demos import DemoWriter, episode_files, load_demos
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
 from robot_rl.errors import RobotRLError
@@ -110,7 +110,8 @@ class LearnerProcess:
         self.learner = Learner(cfg.agent, tc, self.obs_space, self.action_space, seed=cfg.seed)
         self.replay = EpisodeLog(self.run_dir / "replay", self.obs_space, self.action_space,
                                  task=cfg.task.name, env_config=to_dict(cfg.env))
-        self.assembler = EpisodeAssembler(self.replay)
+        # Memory per actor is bounded: an unfinished episode longer than this is refused.
+        self.assembler = EpisodeAssembler(self.replay, max_open_steps=lc.episode_cap(cfg.env.max_episode_steps))
         self.weight_version = 0
         self.episodes = 0
         self.recent_success: list[float] = []
@@ -120,9 +121,11 @@ class LearnerProcess:
         self._next_eval = tc.eval_every if tc.eval_every else None
         if resume:
             self._check_resume()
+            if self.state_dir.is_dir():
+                remove_stale(self.state_dir)  # a checkpoint or state file a crash left half-written
         else:
             self.state_dir.mkdir(parents=True, exist_ok=True)
-            (self.run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
+            durable_write_text(self.run_dir / "config.yaml", yaml.safe_dump(to_dict(cfg), sort_keys=False))
         self._load_demos(resume)
         if resume:
             self._restore()
@@ -141,7 +144,7 @@ class LearnerProcess:
             current = to_dict(self.cfg)
             saved.pop("learning", None)
             current.pop("learning", None)  # address, token, limits may change between starts
-            diff = config_difference(saved, current)
+            diff = config_difference(saved, current, defaults=to_dict(Config()))
             if diff:
                 raise RobotRLError(f"--resume: {self.run_dir} was started with another config: {diff}")
 
@@ -325,9 +328,7 @@ class LearnerProcess:
         self._received_at_push = self.received_steps
         updates, weights = self.learner.weights()
         self.weight_version = self.server.publish_weights(weights, learner_updates=updates)
-        tmp = self.state_dir / "state.json.tmp"
-        tmp.write_text(json.dumps({"weight_version": self.weight_version, "updates": updates}))
-        os.replace(tmp, self.state_dir / "state.json")
+        _write_json(self.state_dir / "state.json", {"weight_version": self.weight_version, "updates": updates})
 
     def evaluate(self) -> dict[str, Any]:
         from robot_rl.training.evaluation import evaluate
@@ -356,8 +357,12 @@ class LearnerProcess:
                  "%d actors", n, learner.updates_done, self.episodes, success, self.weight_version, len(actors))
         for name, a in actors.items():
             log.info("  actor %s: %d steps, %d episodes, %d successes, %d intervention steps, %d dropped, "
-                     "weights v%d sent", name, a["steps"], a["episodes"], a["successes"], a["intervention_steps"],
-                     a["report"]["dropped_steps"], a["weight_version_sent"])
+                     "%d batches refused, weights v%d sent", name, a["steps"], a["episodes"], a["successes"],
+                     a["intervention_steps"], a["report"]["dropped_steps"], a["rejected"] + a["out_of_order"],
+                     a["weight_version_sent"])
+        refused = self.server.refusals()
+        if refused:
+            log.info("  refused calls and batches by cause: %s", refused)
         _write_json(self.state_dir / "stats.json", self.summary())
 
     def summary(self) -> dict[str, Any]:
@@ -366,6 +371,7 @@ class LearnerProcess:
                 "weight_version": self.weight_version,
                 "online_transitions": len(self.learner.online), "demo_transitions": len(self.learner.demo),
                 "duplicate_steps": self.assembler.duplicate_steps, "lost_steps": self.assembler.lost_steps,
+                "refused": self.server.refusals(),
                 "evals": self.evals, "actors": {k: v.as_dict() for k, v in self.server.actor_stats().items()}}
 
     def close(self) -> None:
@@ -382,9 +388,7 @@ def _prepare_run_dir(run_dir: Path, resume: bool, force: bool) -> None:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, default=float))
-    os.replace(tmp, path)
+    durable_write_text(path, json.dumps(data, default=float))
 
 
 def install_stop_signals(stop: Callable[[], None]) -> None:

@@ -13,6 +13,12 @@ learner that crashes loses the part of an episode it had not finished. After
 reconnecting to a new learner process, :meth:`Outbox.requeue_retained` puts that part
 back at the front of the queue and nothing the actor produced is lost.
 
+Batches are numbered (seq 1, 2, 3, ... per actor incarnation) when they are first handed
+to the sender, so a batch evicted before it was ever sent leaves no gap: the learner
+takes batches only in seq order, without gaps. When the learner says which seq it takes
+next (at registration, or refusing a batch with OUT_OF_RANGE), :meth:`Outbox.renumber`
+numbers the queued batches it does not hold from there.
+
 The queue holds at most ``capacity_steps`` steps. Beyond that the oldest sealed batch
 holding no intervention steps is evicted (interventions are the scarcest data); when
 every queued batch holds interventions, the incoming step is refused instead. Either way
@@ -34,7 +40,7 @@ from robot_rl.data.transition import Step
 
 @dataclass
 class Batch:
-    seq: int
+    seq: int  # 0 until the batch is first handed to the sender
     steps: list[Step] = field(default_factory=list)
     opened: float = 0.0
 
@@ -58,7 +64,7 @@ class Outbox:
         self._sealed: collections.deque[Batch] = collections.deque()
         self._open: Batch | None = None
         self._next_seq = 1
-        self._in_flight: int | None = None  # seq being sent; never evicted
+        self._in_flight: Batch | None = None  # the batch being sent; never evicted
         self._size = 0  # steps in sealed + open batches
         self.added_steps = 0
         self.acked_steps = 0
@@ -103,8 +109,12 @@ class Outbox:
                 if self._open is not None and self._clock() - self._open.opened >= self.max_age_s:
                     self._seal()
                 if self._sealed:
-                    self._in_flight = self._sealed[0].seq
-                    return self._sealed[0]
+                    head = self._sealed[0]
+                    if not head.seq:
+                        head.seq = self._next_seq
+                        self._next_seq += 1
+                    self._in_flight = head
+                    return head
                 wait = self.max_age_s if self._open is not None else None
                 if deadline is not None:
                     left = deadline - self._clock()
@@ -116,28 +126,42 @@ class Outbox:
     def ack(self, seq: int) -> None:
         """The learner holds batch ``seq``: remove it (and anything older still queued)."""
         with self._cond:
-            while self._sealed and self._sealed[0].seq <= seq:
+            while self._sealed and 0 < self._sealed[0].seq <= seq:
                 batch = self._sealed.popleft()
                 self._size -= len(batch.steps)
                 self.acked_steps += len(batch.steps)
                 self._retain(batch)
-            if self._in_flight is not None and self._in_flight <= seq:
+            if self._in_flight is not None and self._in_flight.seq <= seq:
                 self._in_flight = None
             self._cond.notify_all()
 
     def reject(self, seq: int) -> int:
-        """The learner refused batch ``seq`` as malformed: remove it, count it; returns its size."""
+        """The learner refused batch ``seq`` for good: remove it, count it; returns its size.
+
+        The learner did not store it, so it takes ``seq`` next: the following batches are
+        numbered from there.
+        """
         with self._cond:
             for batch in self._sealed:
                 if batch.seq == seq:
                     self._sealed.remove(batch)
                     self._size -= len(batch.steps)
                     self.rejected_steps += len(batch.steps)
-                    if self._in_flight == seq:
+                    if self._in_flight is batch:
                         self._in_flight = None
+                    self._renumber(seq)
                     self._cond.notify_all()
                     return len(batch.steps)
             return 0
+
+    def renumber(self, next_seq: int) -> None:
+        """The learner holds every seq below ``next_seq`` and none from it: number what is queued from there.
+
+        Call :meth:`ack` with ``next_seq - 1`` first, so that nothing the learner holds is
+        sent again under a new number.
+        """
+        with self._cond:
+            self._renumber(next_seq)
 
     @property
     def retained_steps(self) -> int:
@@ -184,10 +208,15 @@ class Outbox:
             return self._size
 
     # -- internals (hold the lock) --------------------------------------------------------
+    def _renumber(self, next_seq: int) -> None:
+        for batch in self._sealed:
+            if batch.seq:
+                batch.seq = next_seq
+                next_seq += 1
+        self._next_seq = next_seq
+
     def _seal(self) -> None:
         assert self._open is not None
-        self._open.seq = self._next_seq
-        self._next_seq += 1
         self._sealed.append(self._open)
         self._open = None
         self._cond.notify_all()
@@ -202,7 +231,7 @@ class Outbox:
 
     def _evict_one(self) -> bool:
         for batch in self._sealed:
-            if batch.seq != self._in_flight and batch.interventions == 0:
+            if batch is not self._in_flight and batch.interventions == 0:
                 self._sealed.remove(batch)
                 self._size -= len(batch.steps)
                 self._count_dropped(batch.steps)

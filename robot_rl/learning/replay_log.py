@@ -8,8 +8,9 @@ train.demos=<run>/replay`` or any demo tool can read it. Each file also holds a
 it, its episode id there, and the seq of the batch that ended it, which is what a
 restarted learner needs to recognise batches it already holds.
 
-A file is written under a temporary name, fsync'd, renamed, and the directory fsync'd,
-before the learner acknowledges the batch that ended the episode. So after ``kill -9``
+A file is written under a temporary name, fsync'd, renamed, and the directory fsync'd
+(:mod:`robot_rl.data.durable`), before the learner acknowledges the batch that ended the
+episode. So after ``kill -9``
 (or a power cut) every acknowledged episode is on disk whole, and a half-written file
 is never mistaken for an episode.
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -26,10 +27,14 @@ from typing import Any, Iterator
 import gymnasium as gym
 import numpy as np
 
-from robot_rl.data.demos import FORMAT, MANIFEST, VERSION, check_demo_dir, episode_files, read_episode
+from robot_rl.data.demos import (
+    FORMAT, MANIFEST, VERSION, DemoFormatError, check_demo_dir, episode_files, episode_index, read_episode,
+)
+from robot_rl.data.durable import READ_ERRORS, durable_write, durable_writer, remove_stale
 from robot_rl.data.spaces import spaces_spec
 from robot_rl.data.transition import Step
-from robot_rl.learning.checkpoint import fsync_dir
+
+log = logging.getLogger(__name__)
 
 _FIELDS = {"reward": np.float32, "terminated": np.bool_, "truncated": np.bool_,
            "intervened": np.bool_, "success": np.bool_, "grasp_penalty": np.float32}
@@ -57,11 +62,11 @@ class EpisodeLog:
             manifest = {"format": FORMAT, "version": VERSION, "task": task, "source": "learner replay",
                         "created": datetime.datetime.now().isoformat(timespec="seconds"),
                         "spaces": spaces_spec(obs_space, action_space), "env": env_config or {}}
-            _durable_write(self.directory / MANIFEST, json.dumps(manifest, indent=1).encode())
-        for stale in self.directory.glob("*.tmp.npz"):  # a write a crash interrupted
-            stale.unlink()
+            durable_write(self.directory / MANIFEST, json.dumps(manifest, indent=1).encode())
+        remove_stale(self.directory)  # writes a crash interrupted ...
+        remove_stale(self.directory, "*.tmp.npz")  # ... also under the name older versions used
         files = episode_files(self.directory)
-        self.next_index = int(files[-1].stem.split("_")[1]) + 1 if files else 0
+        self.next_index = episode_index(files[-1]) + 1 if files else 0
 
     def append(self, steps: list[Step], meta: dict[str, Any]) -> Path:
         """Write one episode (its last step ends it) durably; returns the file."""
@@ -75,31 +80,37 @@ class EpisodeLog:
             arrays[name] = np.array([getattr(s, name) for s in steps], dtype=dtype)
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
         path = self.directory / f"episode_{self.next_index:06d}.npz"
-        tmp = path.with_name(path.stem + ".tmp.npz")
-        with open(tmp, "wb") as f:
+        with durable_writer(path) as f:
             np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        fsync_dir(self.directory)
         self.next_index += 1
         return path
 
-    def read_all(self) -> Iterator[LoggedEpisode]:
-        """Every logged episode, in arrival order (``next_obs`` filled in for every step)."""
+    def read_all(self, first: int = 0) -> Iterator[LoggedEpisode]:
+        """The logged episodes numbered ``first`` and up, in arrival order (``next_obs`` filled
+        in for every step). One that cannot be read back (damaged on disk, or holding NaN)
+        is skipped with a warning naming it: it stays on disk, and every other one is kept."""
         for path in episode_files(self.directory):
-            index = int(path.stem.split("_")[1])
-            steps = read_episode(path, self.obs_space, self.action_space, episode_id=index)
-            with np.load(path, allow_pickle=False) as data:
-                meta = json.loads(data["meta"].tobytes().decode()) if "meta" in data.files else {}
+            index = episode_index(path)
+            if index < first:
+                continue
+            try:
+                steps = read_episode(path, self.obs_space, self.action_space, episode_id=index)
+                meta = _read_meta(path)
+            except DemoFormatError as err:
+                log.warning("skipping a damaged replay episode (the file stays): %s", err)
+                continue
             yield LoggedEpisode(index, steps, meta)
 
 
-def _durable_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+def _read_meta(path: Path) -> dict[str, Any]:
+    """The episode's ``meta`` member (JSON); an unreadable one is a DemoFormatError."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if "meta" not in data.files:
+                return {}
+            meta = json.loads(data["meta"].tobytes().decode())
+    except READ_ERRORS as err:
+        raise DemoFormatError(f"{path}: unreadable meta ({type(err).__name__})") from None
+    if not isinstance(meta, dict):
+        raise DemoFormatError(f"{path}: meta is not a JSON object")
+    return meta

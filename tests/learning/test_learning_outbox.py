@@ -97,7 +97,27 @@ def test_reject_removes_and_counts():
         box.add(s)
     batch = box.next_batch(timeout=0)
     assert box.reject(batch.seq) == 4 and box.rejected_steps == 4
-    assert box.next_batch(timeout=0).seq == 2
+    # the learner did not store batch 1, so it takes seq 1 next: the following batch gets it
+    nxt = box.next_batch(timeout=0)
+    assert nxt.seq == 1 and nxt.steps[0].step == 4
+
+
+def test_batches_are_numbered_when_first_sent_so_evictions_leave_no_gap():
+    box = Outbox(batch_steps=5, capacity_steps=15, max_age_s=100)
+    for s in _steps(0, 30):  # 15 of them evicted before anything was sent
+        box.add(s)
+    assert box.dropped_steps == 15
+    assert [b.seq for b in _drain(box)] == [1, 2, 3]
+
+
+def test_renumber_follows_the_learner():
+    box = Outbox(batch_steps=4, capacity_steps=100, max_age_s=100)
+    for s in _steps(0, 12):
+        box.add(s)
+    first = box.next_batch(timeout=0)
+    assert first.seq == 1
+    box.renumber(7)  # e.g. a restarted learner holds up to 6
+    assert [b.seq for b in _drain(box)] == [7, 8, 9]
 
 
 def test_add_never_waits_for_the_sender():

@@ -97,19 +97,20 @@ def test_malformed_payload_is_refused_and_the_other_actor_keeps_streaming(server
             stub = pb_grpc.LearnerStub(channel)
             md = auth_metadata(TOKEN)
             stub.Register(pb.RegisterRequest(actor_id="evil", incarnation="i", spaces=encode_spaces(SPACES)),
-                          metadata=md)
+                          metadata=md, timeout=5)
             steps = list(syn.episode(SPACES, 0, 4, rng))
             bad_bytes = encode_batch(steps, SPACES, actor_id="evil", incarnation="i", seq=1)
             bad_bytes.obs["front"].data = bad_bytes.obs["front"].data[:100]
-            bad_dtype = encode_batch(steps, SPACES, actor_id="evil", incarnation="i", seq=2)
+            # a refused batch is not stored, so the learner still takes seq 1 next
+            bad_dtype = encode_batch(steps, SPACES, actor_id="evil", incarnation="i", seq=1)
             bad_dtype.action.dtype = "float128"
-            bad_nan = encode_batch(steps, SPACES, actor_id="evil", incarnation="i", seq=3)
+            bad_nan = encode_batch(steps, SPACES, actor_id="evil", incarnation="i", seq=1)
             bad_nan.obs["state"].data = np.full((4, 11), np.nan, np.float32).tobytes()
             for i, msg in enumerate((bad_bytes, bad_dtype, bad_nan)):
                 for step in syn.episode(SPACES, i, 6, rng):  # the good actor streams meanwhile
                     good.submit(step)
                 with pytest.raises(grpc.RpcError) as err:
-                    stub.PushTransitions(msg, metadata=md)
+                    stub.PushTransitions(msg, metadata=md, timeout=5)
                 assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
                 assert ["bytes do not fill", "unknown dtype 'float128'", "NaN"][i] in err.value.details()
         for step in syn.episode(SPACES, 3, 6, rng):
@@ -155,10 +156,11 @@ def test_oversized_batches_are_refused_at_both_ends(server):
             stub = pb_grpc.LearnerStub(channel)
             md = auth_metadata(TOKEN)
             stub.Register(pb.RegisterRequest(actor_id="a", incarnation="i", spaces=encode_spaces(SPACES)),
-                          metadata=md)
+                          metadata=md, timeout=5)
             steps = list(syn.episode(SPACES, 0, 2000, np.random.default_rng(0)))
             with pytest.raises(grpc.RpcError) as err:
-                stub.PushTransitions(encode_batch(steps, SPACES, actor_id="a", incarnation="i", seq=1), metadata=md)
+                stub.PushTransitions(encode_batch(steps, SPACES, actor_id="a", incarnation="i", seq=1), metadata=md,
+                                     timeout=5)
             assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     finally:
         small.stop(0)

@@ -173,11 +173,12 @@ def test_a_resent_batch_is_acked_but_stored_once(learner):
     with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
         stub = pb_grpc.LearnerStub(channel)
         md = auth_metadata(TOKEN)
-        stub.Register(pb.RegisterRequest(actor_id="r", incarnation="x", spaces=encode_spaces(SPACES)), metadata=md)
+        stub.Register(pb.RegisterRequest(actor_id="r", incarnation="x", spaces=encode_spaces(SPACES)), metadata=md,
+                      timeout=5)
         steps = list(syn.episode(SPACES, 0, 4, np.random.default_rng(0)))
         msg = encode_batch(steps, SPACES, actor_id="r", incarnation="x", seq=1)
-        first = stub.PushTransitions(msg, metadata=md)
-        again = stub.PushTransitions(msg, metadata=md)
+        first = stub.PushTransitions(msg, metadata=md, timeout=5)
+        again = stub.PushTransitions(msg, metadata=md, timeout=5)
     assert (first.accepted, first.duplicate) == (4, False)
     assert (again.accepted, again.duplicate) == (0, True)
     assert sink.calls == 1 and server.actor_stats()["r"].duplicates == 1
@@ -189,7 +190,7 @@ def test_push_before_register_is_not_found(learner):
         steps = list(syn.episode(SPACES, 0, 2, np.random.default_rng(0)))
         msg = encode_batch(steps, SPACES, actor_id="ghost", incarnation="x", seq=1)
         with pytest.raises(grpc.RpcError) as err:
-            pb_grpc.LearnerStub(channel).PushTransitions(msg, metadata=auth_metadata(TOKEN))
+            pb_grpc.LearnerStub(channel).PushTransitions(msg, metadata=auth_metadata(TOKEN), timeout=5)
     assert err.value.code() == grpc.StatusCode.NOT_FOUND and "register" in err.value.details()
 
 
