@@ -2,14 +2,24 @@
 
     robot-rl train --config configs/pick_cube.yaml [--set key=value ...] [--resume] [--force]
 
-Writes ``<train.run_dir>/``: ``config.yaml``, ``tb/`` (TensorBoard), ``evals.jsonl``,
-``demos/`` (scripted demos it recorded) and ``checkpoint/``. Ends with one JSON line.
+Writes ``<train.run_dir>/``: ``config.yaml``, ``replay/`` (every finished episode),
+``tb/`` (TensorBoard), ``evals.jsonl``, ``demos/`` (scripted demos it recorded) and
+``checkpoint/``. Ends with one JSON line.
+
+Stopping: Ctrl-C (or SIGTERM) finishes the episode in flight, saves a checkpoint and
+exits with 130 (143) and one line saying how to continue; a second Ctrl-C stops at once.
+Either way, and after ``kill -9`` or a power cut too, ``--resume`` continues the run with
+every finished episode (see :mod:`robot_rl.training.trainer`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
+import threading
+from types import FrameType
+from typing import Any
 
 from robot_rl.config import load_config
 from robot_rl.paths import resolve_config
@@ -26,15 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_rl.training.trainer import train
-
     overrides = list(args.overrides)
     if args.run_dir:
         overrides.append(f"train.run_dir={args.run_dir}")
     if args.no_progress:
         overrides.append("train.progress=false")
     cfg = load_config(resolve_config(args.config), overrides)
-    result = train(cfg, resume=args.resume, force=args.force)
+    result = _train_stoppable(cfg, resume=args.resume, force=args.force)
     last = result.evals[-1] if result.evals else {}
     summary = {"task": cfg.task.name, "run_dir": str(result.run_dir), "env_steps": result.env_steps,
                "updates": result.updates, "episodes": result.episodes, "wall_s": round(result.wall_s, 1),
@@ -44,3 +52,26 @@ def run(args: argparse.Namespace) -> int:
               f"({result.wall_s:.0f} s); TensorBoard: tensorboard --logdir {result.run_dir / 'tb'}")
     print(json.dumps(summary))
     return 0
+
+
+def _train_stoppable(cfg: Any, *, resume: bool, force: bool) -> Any:
+    """:func:`train`, with SIGTERM handled like Ctrl-C outside the training loop (which handles
+    both itself) and a stop at once reported as one line that says how to continue."""
+    from robot_rl.training.stopping import TrainingStopped
+    from robot_rl.training.trainer import train
+
+    handle_term = (threading.current_thread() is threading.main_thread()
+                   and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN)
+    previous = signal.signal(signal.SIGTERM, _interrupt) if handle_term else None
+    try:
+        return train(cfg, resume=resume, force=force)
+    except KeyboardInterrupt:
+        raise TrainingStopped(f"stopped at once; every finished episode is in {cfg.train.run_dir}/replay: "
+                              "continue the run with the same command and --resume") from None
+    finally:
+        if handle_term:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt

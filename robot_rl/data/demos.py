@@ -33,8 +33,11 @@ key                 shape, dtype     meaning
 ``grasp_penalty``   (T,) float32     the gripper critic's extra reward
 ==================  ===============  ==========================================
 
-Each file is written under a temporary name and renamed, so a crash leaves either a
-whole episode or none; a directory is readable at any moment. Episodes that did not
+Each file (and the manifest) is written through :mod:`robot_rl.data.durable`: a
+temporary name, fsync of the file, rename, fsync of the folder. So a crash or a power
+cut leaves either a whole episode or none, a directory is readable at any moment, and
+an episode the writer returned is on disk. Reading back checks every array: a damaged
+file (truncated, garbage, NaN or infinite numbers) is a one-line :class:`DemoFormatError`. Episodes that did not
 end (``terminated`` or ``truncated`` on the last step) are never written.
 """
 
@@ -42,7 +45,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any, Iterator
@@ -50,6 +52,7 @@ from typing import Any, Iterator
 import gymnasium as gym
 import numpy as np
 
+from robot_rl.data.durable import READ_ERRORS, durable_mkdir, durable_write, durable_writer, remove_stale
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
 from robot_rl.data.transition import Step
 from robot_rl.errors import RobotRLError
@@ -73,6 +76,14 @@ def episode_files(directory: str | Path) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
+def episode_index(path: str | Path) -> int:
+    """The number in an episode file's name (its place in recording order)."""
+    match = _EPISODE_RE.match(Path(path).name)
+    if match is None:
+        raise ValueError(f"{path} is not an episode file")
+    return int(match.group(1))
+
+
 class DemoWriter:
     """Writes Steps into a demo directory, one episode file as soon as the episode ends.
 
@@ -87,15 +98,17 @@ class DemoWriter:
         self.spec = spaces_spec(obs_space, action_space)
         self.obs_keys = sorted(obs_space.spaces)
         self._steps: list[Step] = []
-        self.directory.mkdir(parents=True, exist_ok=True)
+        durable_mkdir(self.directory)
+        remove_stale(self.directory)  # temporary files of a write a crash cut short
+        remove_stale(self.directory, "*.tmp.npz")  # the same, as older versions named them
         existing = episode_files(self.directory)
         has_manifest = (self.directory / MANIFEST).exists()
         if (existing or has_manifest) and append:
             manifest = read_manifest(self.directory)
-            mismatch = spec_mismatch(manifest["spaces"], self.spec)
+            mismatch = spec_mismatch(manifest.get("spaces", {}), self.spec)
             if mismatch:
                 raise DemoFormatError(f"{self.directory}: cannot append, the existing demos' {mismatch}")
-            self.next_index = max((int(_EPISODE_RE.match(p.name).group(1)) for p in existing), default=-1) + 1
+            self.next_index = max((episode_index(p) for p in existing), default=-1) + 1
             return
         if existing or has_manifest:
             if not force:
@@ -106,7 +119,7 @@ class DemoWriter:
         manifest = {"format": FORMAT, "version": VERSION, "task": task, "source": source,
                     "created": datetime.datetime.now().isoformat(timespec="seconds"),
                     "spaces": self.spec, "env": env_config or {}}
-        _atomic_write_bytes(self.directory / MANIFEST, json.dumps(manifest, indent=1).encode())
+        durable_write(self.directory / MANIFEST, json.dumps(manifest, indent=1).encode())
         self.next_index = 0
 
     def add(self, step: Step) -> Path | None:
@@ -133,9 +146,8 @@ class DemoWriter:
         for name, dtype in _STEP_FIELDS.items():
             arrays[name] = np.array([getattr(s, name) for s in steps], dtype=dtype)
         path = self.directory / f"episode_{self.next_index:06d}.npz"
-        tmp = path.with_name(path.stem + ".tmp.npz")
-        np.savez_compressed(tmp, **arrays)
-        os.replace(tmp, path)
+        with durable_writer(path) as f:
+            np.savez_compressed(f, **arrays)
         self.next_index += 1
         return path
 
@@ -148,8 +160,8 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise DemoFormatError(f"{directory} has no {MANIFEST}: not a demo directory written by 'robot-rl record-demos'")
     try:
-        manifest = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
+        manifest = json.loads(path.read_bytes().decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise DemoFormatError(f"{path}: not valid JSON ({err})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise DemoFormatError(f"{path}: not a robot_rl demo manifest (format is {manifest.get('format')!r})"
@@ -172,18 +184,40 @@ def read_episode(path: str | Path, obs_space: gym.spaces.Dict, action_space: gym
                  episode_id: int = 0) -> list[Step]:
     """One episode file as Steps (``next_obs`` filled in for every step)."""
     path = Path(path)
+    obs, action, fields = _read_arrays(path, obs_space)
+    _check_episode(path, obs, action, fields, obs_space, action_space)
+    steps = []
+    for t in range(action.shape[0]):
+        steps.append(Step(
+            episode_id=episode_id, step=t,
+            obs={k: v[t] for k, v in obs.items()}, action=action[t].astype(np.float32),
+            reward=float(fields["reward"][t]), terminated=bool(fields["terminated"][t]),
+            truncated=bool(fields["truncated"][t]), next_obs={k: v[t + 1] for k, v in obs.items()},
+            intervened=bool(fields["intervened"][t]), success=bool(fields["success"][t]),
+            grasp_penalty=float(fields["grasp_penalty"][t])))
+    return steps
+
+
+def _read_arrays(path: Path, obs_space: gym.spaces.Dict) -> tuple[dict[str, np.ndarray], np.ndarray,
+                                                                  dict[str, np.ndarray]]:
+    """Every array of an episode file, read now, so a damaged file fails here in one line."""
     try:
-        data = np.load(path)
-    except (OSError, ValueError) as err:
-        raise DemoFormatError(f"{path}: cannot read demo episode ({err})") from None
-    with data:
-        missing = [k for k in [f"obs/{k}" for k in obs_space.spaces] + ["action", *_STEP_FIELDS] if k not in data.files]
-        if missing:
-            raise DemoFormatError(f"{path}: missing array '{missing[0]}'")
-        obs = {k: data[f"obs/{k}"] for k in obs_space.spaces}
-        action = data["action"]
-        fields = {k: data[k] for k in _STEP_FIELDS}
-    steps_count = action.shape[0]
+        with np.load(path, allow_pickle=False) as data:
+            names = [f"obs/{k}" for k in obs_space.spaces] + ["action", *_STEP_FIELDS]
+            missing = [k for k in names if k not in data.files]
+            if missing:
+                raise DemoFormatError(f"{path}: missing array '{missing[0]}'")
+            obs = {k: data[f"obs/{k}"] for k in obs_space.spaces}
+            return obs, data["action"], {k: data[k] for k in _STEP_FIELDS}
+    except READ_ERRORS as err:
+        raise DemoFormatError(f"{path}: cannot read demo episode ({type(err).__name__}: "
+                              f"{' '.join(str(err).split())})") from None
+
+
+def _check_episode(path: Path, obs: dict[str, np.ndarray], action: np.ndarray, fields: dict[str, np.ndarray],
+                   obs_space: gym.spaces.Dict, action_space: gym.spaces.Box) -> None:
+    """Shapes, dtypes, finite numbers and a last step that ends the episode."""
+    steps_count = action.shape[0] if action.ndim else 0
     if action.shape[1:] != action_space.shape:
         raise DemoFormatError(f"{path}: action has shape {action.shape[1:]}, the task's is {action_space.shape}")
     for key, arr in obs.items():
@@ -194,18 +228,12 @@ def read_episode(path: str | Path, obs_space: gym.spaces.Dict, action_space: gym
     for name, arr in fields.items():
         if arr.shape != (steps_count,):
             raise DemoFormatError(f"{path}: '{name}' has shape {arr.shape}, expected ({steps_count},)")
+    numbers = {"action": action, **{f"obs/{k}": v for k, v in obs.items()}, **fields}
+    for name, arr in numbers.items():
+        if np.issubdtype(arr.dtype, np.floating) and not np.isfinite(arr).all():
+            raise DemoFormatError(f"{path}: '{name}' holds NaN or infinite values")
     if steps_count == 0 or not (fields["terminated"][-1] or fields["truncated"][-1]):
         raise DemoFormatError(f"{path}: the episode does not end with a terminated or truncated step")
-    steps = []
-    for t in range(steps_count):
-        steps.append(Step(
-            episode_id=episode_id, step=t,
-            obs={k: v[t] for k, v in obs.items()}, action=action[t].astype(np.float32),
-            reward=float(fields["reward"][t]), terminated=bool(fields["terminated"][t]),
-            truncated=bool(fields["truncated"][t]), next_obs={k: v[t + 1] for k, v in obs.items()},
-            intervened=bool(fields["intervened"][t]), success=bool(fields["success"][t]),
-            grasp_penalty=float(fields["grasp_penalty"][t])))
-    return steps
 
 
 def iter_demo_episodes(directory: str | Path, obs_space: gym.spaces.Dict,
@@ -221,9 +249,3 @@ def load_demos(directory: str | Path, obs_space: gym.spaces.Dict, action_space: 
     if not episodes:
         raise DemoFormatError(f"{directory} holds no demo episodes")
     return episodes
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)

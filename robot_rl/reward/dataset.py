@@ -24,7 +24,8 @@ Each chunk is a NumPy ``.npz`` (no pickled objects) with, for ``N`` frames:
 * ``tag``: ``uint8 (N,)``, index into ``meta["tags"]``: how the frame came about (for
   per-case error reports; ``"recorded"`` on hardware).
 
-A chunk is written to ``*.npz.tmp`` and renamed when full, so a crash loses at most
+A chunk is written to ``*.npz.tmp``, fsync'd and renamed when full (and ``meta.json``
+likewise, through :mod:`robot_rl.data.durable`), so a crash or a power cut loses at most
 the chunk in flight and never leaves a half-written ``.npz``. A directory can be
 appended to by a later session with the same cameras and image size.
 """
@@ -34,7 +35,6 @@ from __future__ import annotations
 import datetime
 import json
 import logging
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +42,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from robot_rl.data.durable import READ_ERRORS, durable_mkdir, durable_write, durable_writer
 from robot_rl.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -56,15 +57,6 @@ class DatasetError(ConfigError):
     """A frame directory is missing, malformed, or does not match the config."""
 
 
-def _write_atomic(path: Path, write) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        write(f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def read_meta(folder: str | Path) -> dict[str, Any]:
     """The checked ``meta.json`` of a frame directory."""
     folder = Path(folder)
@@ -73,8 +65,8 @@ def read_meta(folder: str | Path) -> dict[str, Any]:
         raise DatasetError(f"{folder}: not a reward frame directory (no {META}); "
                            "record one with 'robot-rl record-rewards'")
     try:
-        meta = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
+        meta = json.loads(path.read_bytes().decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise DatasetError(f"{path}: not valid JSON ({err})") from None
     if meta.get("format") != FORMAT:
         raise DatasetError(f"{path}: format is {meta.get('format')!r}, expected {FORMAT!r}")
@@ -122,7 +114,7 @@ class FrameWriter:
         self._buffer: dict[str, list] = self._empty()
         self.frames_written = 0
         self.positives_written = 0
-        self.folder.mkdir(parents=True, exist_ok=True)
+        durable_mkdir(self.folder)
         existing = chunk_paths(self.folder)
         if (self.folder / META).exists():
             if not append:
@@ -152,15 +144,19 @@ class FrameWriter:
 
     def _write_meta(self) -> None:
         text = json.dumps(self.meta, indent=1).encode()
-        _write_atomic(self.folder / META, lambda f: f.write(text))
+        durable_write(self.folder / META, text)
 
     @staticmethod
     def _last_episode(existing: list[Path]) -> int:
         last = -1
         for path in existing:
-            with np.load(path, allow_pickle=False) as z:
-                if len(z["episode"]):
-                    last = max(last, int(z["episode"].max()))
+            try:
+                with np.load(path, allow_pickle=False) as z:
+                    if len(z["episode"]):
+                        last = max(last, int(z["episode"].max()))
+            except READ_ERRORS as err:
+                raise DatasetError(f"{path}: cannot read ({type(err).__name__}); "
+                                   "move it aside to append to this directory") from None
         return last
 
     def tag_code(self, tag: str) -> int:
@@ -206,7 +202,8 @@ class FrameWriter:
         for cam in self.cameras:
             arrays[f"image_{cam}"] = np.stack(self._buffer[f"image_{cam}"])
         path = self.folder / f"chunk_{self._next_chunk:06d}.npz"
-        _write_atomic(path, lambda f: np.savez_compressed(f, **arrays))
+        with durable_writer(path) as f:
+            np.savez_compressed(f, **arrays)
         self._next_chunk += 1
         self._buffer = self._empty()
 
@@ -256,8 +253,9 @@ def load_frames(folder: str | Path) -> FrameSet:
                     if key not in z:
                         raise DatasetError(f"{path}: missing array {key!r}")
                     parts[key].append(z[key])
-        except (OSError, ValueError) as err:
-            raise DatasetError(f"{path}: cannot read ({err})") from None
+        except READ_ERRORS as err:
+            detail = " ".join(str(err).split())
+            raise DatasetError(f"{path}: cannot read ({type(err).__name__}: {detail})") from None
         n = len(parts["label"][-1])
         for cam in cams:
             shape = parts[f"image_{cam}"][-1].shape

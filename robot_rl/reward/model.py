@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -35,6 +34,7 @@ from robot_rl.agents.encoders import ObsEncoder
 from robot_rl.config.agent import EncoderConfig
 from robot_rl.config.loader import build, to_dict
 from robot_rl.config.reward import RewardConfig
+from robot_rl.data.durable import durable_writer
 from robot_rl.errors import ConfigError
 from robot_rl.reward.frames import classifier_images
 from robot_rl.reward.metrics import bar_failures
@@ -119,9 +119,8 @@ def save_classifier(path: str | Path, model: RewardClassifier, **header: Any) ->
     path.parent.mkdir(parents=True, exist_ok=True)
     blob = {"format": FORMAT, "version": VERSION, "header": json.dumps(model.header(**header)),
             "state_dict": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}}
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(blob, tmp)
-    os.replace(tmp, path)
+    with durable_writer(path) as f:  # a crash or power cut leaves the old file or the new one, whole
+        torch.save(blob, f)
 
 
 def read_header(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:

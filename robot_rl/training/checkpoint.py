@@ -10,8 +10,13 @@ A checkpoint is the directory ``<run_dir>/checkpoint/``:
 * ``online.npz``, ``demo.npz``: the two replay buffers
   (:meth:`robot_rl.data.replay.ReplayBuffer.state_dict`).
 
-It is written to ``checkpoint.tmp/`` and then swapped in by renames, so a crash while
-saving leaves the previous checkpoint whole.
+It is written to ``checkpoint.tmp/`` (every file fsync'd, the marker ``complete.json``
+listing each file's size written last) and then swapped in by renames through
+``checkpoint.old/`` (:func:`robot_rl.data.durable.swap_dir`). So a crash or power cut at
+any moment leaves a whole checkpoint: :func:`recover_checkpoint` (run by the run's owner
+when it starts or saves) takes the newest whole one of ``checkpoint.tmp`` (if marked
+complete), ``checkpoint`` and ``checkpoint.old``; :func:`load_checkpoint` reads without
+renaming anything. A damaged file (truncated, garbage) is a one-line error.
 
 Resuming with a config that differs from the checkpoint's is an error naming the first
 differing key, except for the keys in :data:`RESUME_MAY_CHANGE` (how long to run, how
@@ -28,9 +33,15 @@ from typing import Any, Iterable
 import numpy as np
 import torch
 
+from robot_rl.data.durable import (
+    MARKER, durable_mkdir, durable_writer, incomplete_reason, mark_complete, old_dir, recover_dir, remove_tree,
+    staging_dir, swap_dir)
 from robot_rl.errors import RobotRLError
 
 CHECKPOINT_DIR = "checkpoint"
+STATE_FILE = "state.pt"
+REBUILD_HINT = ("; move the checkpoint folder aside and --resume again to rebuild the run from its replay log "
+                "(the data is kept, the agent restarts)")
 RESUME_MAY_CHANGE = frozenset({
     "train.total_env_steps", "train.eval_every", "train.eval_episodes", "train.checkpoint_every",
     "train.log_every", "train.progress", "train.stop_at_success", "train.device", "train.torch_threads",
@@ -42,18 +53,25 @@ class CheckpointError(RobotRLError):
     """A checkpoint is missing, unreadable, or was made with another config or other spaces."""
 
 
-def config_difference(saved: Any, current: Any, where: str = "") -> str | None:
-    """The first differing dotted key between two plain config dicts, in words; None if equal."""
+def config_difference(saved: Any, current: Any, where: str = "", defaults: Any = None) -> str | None:
+    """The first differing dotted key between two plain config dicts, in words; None if equal.
+
+    ``defaults`` (the plain default config) lets a run made before a key existed resume:
+    a key missing from ``saved`` is no difference while ``current`` holds its default.
+    """
     if where in RESUME_MAY_CHANGE:
         return None
     if isinstance(saved, dict) and isinstance(current, dict):
+        defaults = defaults if isinstance(defaults, dict) else {}
         for key in sorted(set(saved) | set(current)):
             sub = f"{where}.{key}" if where else str(key)
             if key not in saved:
+                if key in defaults and config_difference(defaults[key], current[key], sub) is None:
+                    continue  # a key newer than the run, at its default: the run behaves as before
                 return f"'{sub}' is not in the checkpoint's config"
             if key not in current:
                 return f"'{sub}' is in the checkpoint's config but not in this one"
-            diff = config_difference(saved[key], current[key], sub)
+            diff = config_difference(saved[key], current[key], sub, defaults.get(key))
             if diff:
                 return diff
         return None
@@ -84,46 +102,93 @@ def set_global_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def _whole(directory: Path) -> bool:
+    """A folder named ``checkpoint`` or ``checkpoint.old`` holds a whole checkpoint: one
+    marked complete, or an unmarked one from before markers (renamed into place whole too)."""
+    if (directory / MARKER).exists():
+        return incomplete_reason(directory) is None
+    return (directory / STATE_FILE).is_file()
+
+
+def _pick(run_dir: Path) -> Path | None:
+    """The folder to read, without changing anything (a reader may share the run with a writer):
+    ``checkpoint`` if whole, else a complete ``checkpoint.tmp``, else ``checkpoint.old``."""
+    final = run_dir / CHECKPOINT_DIR
+    if final.is_dir() and _whole(final):
+        return final
+    tmp, old = staging_dir(final), old_dir(final)
+    if tmp.is_dir() and incomplete_reason(tmp) is None:
+        return tmp
+    if old.is_dir() and _whole(old):
+        return old
+    return final if final.is_dir() else None  # damaged: reading it names what is wrong
+
+
 def checkpoint_exists(run_dir: str | Path) -> bool:
-    return (Path(run_dir) / CHECKPOINT_DIR / "state.pt").is_file()
+    return _pick(Path(run_dir)) is not None
+
+
+def recover_checkpoint(run_dir: str | Path) -> Path | None:
+    """Finish (or undo) a checkpoint swap a crash cut short; the checkpoint folder or None.
+
+    Only the run's owner (the trainer starting or saving) calls this: it renames folders.
+    """
+    return recover_dir(Path(run_dir) / CHECKPOINT_DIR, _whole)
 
 
 def save_checkpoint(run_dir: str | Path, state: dict[str, Any], buffers: dict[str, dict[str, np.ndarray]]) -> Path:
-    """Write ``state`` (torch-saveable) and ``buffers`` (name -> numpy dict) atomically."""
-    run_dir = Path(run_dir)
-    final, tmp, old = run_dir / CHECKPOINT_DIR, run_dir / f"{CHECKPOINT_DIR}.tmp", run_dir / f"{CHECKPOINT_DIR}.old"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    torch.save(state, tmp / "state.pt")
-    for name, arrays in buffers.items():
-        np.savez(tmp / f"{name}.npz", **arrays)
-    shutil.rmtree(old, ignore_errors=True)
-    if final.exists():
-        final.rename(old)
-    tmp.rename(final)
-    shutil.rmtree(old, ignore_errors=True)
+    """Write ``state`` (torch-saveable) and ``buffers`` (name -> numpy dict) as one whole checkpoint.
+
+    Every file is fsync'd, the marker goes last, and the folder is swapped in by renames
+    (:func:`robot_rl.data.durable.swap_dir`), so a crash at any point leaves a whole
+    checkpoint: the previous one or this one.
+    """
+    final = Path(run_dir) / CHECKPOINT_DIR
+    tmp = staging_dir(final)
+    try:
+        recover_dir(final, _whole)  # an earlier crash mid-swap: finish it before starting over
+        remove_tree(tmp)
+        tmp.mkdir(parents=True)
+        with durable_writer(tmp / STATE_FILE) as f:
+            torch.save(state, f)
+        for name, arrays in buffers.items():
+            with durable_writer(tmp / f"{name}.npz") as f:
+                np.savez(f, **arrays)
+        mark_complete(tmp)
+        swap_dir(tmp, final)
+    except OSError as err:
+        raise CheckpointError(f"cannot write checkpoint {tmp}: {err}") from None
     return final
 
 
 def load_checkpoint(run_dir: str | Path, buffer_names: tuple[str, ...] = ("online", "demo"),
                     map_location: str | torch.device = "cpu") -> tuple[dict[str, Any], dict[str, dict[str, np.ndarray]]]:
+    """Read the checkpoint of ``run_dir`` (read-only); a damaged one is a one-line CheckpointError."""
     run_dir = Path(run_dir)
-    directory = run_dir / CHECKPOINT_DIR
-    if not (directory / "state.pt").is_file():
-        old = run_dir / f"{CHECKPOINT_DIR}.old"  # a crash between the two renames of a save
-        if (old / "state.pt").is_file():
-            directory = old
-        else:
-            raise CheckpointError(f"no checkpoint to resume in {run_dir} (expected {directory / 'state.pt'})")
+    directory = _pick(run_dir)
+    if directory is None:
+        raise CheckpointError(f"no checkpoint to resume in {run_dir} "
+                              f"(expected {run_dir / CHECKPOINT_DIR / STATE_FILE})")
+    reason = incomplete_reason(directory) if (directory / MARKER).exists() else None
+    if reason:
+        raise CheckpointError(f"checkpoint {directory} is damaged: {reason}{REBUILD_HINT}")
     try:
-        state = torch.load(directory / "state.pt", map_location=map_location, weights_only=True)
+        state = torch.load(directory / STATE_FILE, map_location=map_location, weights_only=True)
         buffers = {}
         for name in buffer_names:
-            with np.load(directory / f"{name}.npz") as data:
+            with np.load(directory / f"{name}.npz", allow_pickle=False) as data:
                 buffers[name] = {k: data[k] for k in data.files}
-    except (OSError, RuntimeError, ValueError, EOFError) as err:
-        raise CheckpointError(f"cannot read checkpoint {directory}: {err}") from None
+    except Exception as err:  # noqa: BLE001 - any unreadable file is the same user error
+        raise CheckpointError(f"cannot read checkpoint {directory}: {one_line(err)}{REBUILD_HINT}") from None
+    if not isinstance(state, dict):
+        raise CheckpointError(f"cannot read checkpoint {directory}: {STATE_FILE} holds no state dict{REBUILD_HINT}")
     return state, buffers
+
+
+def one_line(err: BaseException) -> str:
+    """An exception as ``Type: message`` on one line, for errors that quote a library's."""
+    text = " ".join(str(err).split())
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
 def claim_run_dir(run_dir: Path, run_files: Iterable[str], force: bool) -> None:
@@ -139,5 +204,5 @@ def claim_run_dir(run_dir: Path, run_files: Iterable[str], force: bool) -> None:
     for name in used:
         path = run_dir / name
         shutil.rmtree(path) if path.is_dir() else path.unlink()
-    run_dir.mkdir(parents=True, exist_ok=True)
+    durable_mkdir(run_dir)
 

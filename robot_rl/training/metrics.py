@@ -17,6 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from robot_rl.data.durable import durable_append
+
 _METRIC_TAGS = {
     "critic_loss": "loss/critic", "actor_loss": "loss/actor", "temperature_loss": "loss/temperature",
     "gripper_loss": "loss/gripper", "temperature": "train/temperature", "entropy": "train/entropy",
@@ -48,9 +50,8 @@ class MetricsLog:
         self.evals.append(record)
         for key in ("success_rate", "return", "length"):
             self.scalar(f"eval/{key}", record[key], record["env_steps"])
-        if self.log_dir is not None:
-            with open(self.log_dir / "evals.jsonl", "a") as f:
-                f.write(json.dumps(record) + "\n")
+        if self.log_dir is not None:  # an append-only log: each record is on disk before training goes on
+            durable_append(self.log_dir / "evals.jsonl", (json.dumps(record) + "\n").encode())
 
     def flush(self) -> None:
         if self.writer is not None:

@@ -16,6 +16,17 @@ Run-length rules that keep resume exact:
 
 So ``--resume`` with a larger ``train.total_env_steps`` continues exactly as if the run
 had never stopped: same buffers, same next batch, same weights.
+
+What survives a crash (``kill -9``, a power cut) at any moment: every finished online
+episode, logged durably to ``<run_dir>/replay/`` before any update uses it
+(:mod:`robot_rl.training.episode_log`); the last whole checkpoint
+(:mod:`robot_rl.training.checkpoint`); ``config.yaml`` and the demos. ``--resume`` loads
+the checkpoint (or, before the first one, starts from the config, the demos and a fresh
+agent) and re-ingests the episodes logged after it, so only the episode in flight is
+lost. That promise covers data: the agent's updates since the checkpoint are redone
+from the restored buffers (the update-to-data count catches up on the first step), not
+replayed bit for bit. Ctrl-C or SIGTERM finishes the episode in flight, saves a
+checkpoint and stops (:mod:`robot_rl.training.stopping`); nothing is lost then.
 """
 
 from __future__ import annotations
@@ -35,23 +46,28 @@ import yaml
 
 from robot_rl.config import Config, to_dict
 from robot_rl.config.agent import check_agent_env
-from robot_rl.data.demos import DemoWriter, load_demos
+from robot_rl.data.demos import DemoWriter, episode_files, load_demos
+from robot_rl.data.durable import durable_write_text
 from robot_rl.data.recording import make_source, record
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
 from robot_rl.errors import ConfigError, RobotRLError
 from robot_rl.training.actor_loop import ActorLoop
 from robot_rl.training.checkpoint import (
-    CheckpointError, checkpoint_exists, claim_run_dir, config_difference, global_rng_state, load_checkpoint, save_checkpoint,
-    set_global_rng_state)
+    CheckpointError, checkpoint_exists, claim_run_dir, config_difference, global_rng_state, load_checkpoint, one_line,
+    recover_checkpoint, save_checkpoint, set_global_rng_state)
+from robot_rl.training.episode_log import REPLAY_DIR, TrainingLog
 from robot_rl.training.evaluation import evaluate
 from robot_rl.training.learner import Learner
 from robot_rl.training.metrics import MetricsLog
+from robot_rl.training.stopping import StopRequest, TrainingStopped, signal_name
 
 log = logging.getLogger(__name__)
 
 EnvFn = Callable[[Config], gym.Env]
 SourceFn = Callable[[gym.Env, Config], Any]
-_RUN_FILES = ("checkpoint", "checkpoint.tmp", "checkpoint.old", "tb", "demos", "config.yaml", "evals.jsonl")
+CONFIG_FILE = "config.yaml"
+_RUN_FILES = (*[f"checkpoint{suffix}" for suffix in ("", ".tmp", ".old", ".trash", ".tmp.trash", ".old.trash")],
+              REPLAY_DIR, "tb", "demos", CONFIG_FILE, "evals.jsonl")
 
 
 def default_env_fn(cfg: Config, role: str = "train") -> gym.Env:
@@ -90,10 +106,14 @@ class _TrainingPolicy:
 
 
 def prepare_run_dir(run_dir: Path, resume: bool, force: bool) -> None:
-    """Refuse to mix runs: an existing run needs ``--resume`` (continue) or ``--force`` (replace)."""
+    """Refuse to mix runs: an existing run needs ``--resume`` (continue) or ``--force`` (replace).
+
+    A run stopped before its first checkpoint can be resumed too (its ``config.yaml`` is
+    written before anything else), from its demos and replay log.
+    """
     if resume:
-        if not checkpoint_exists(run_dir) and not (run_dir / "checkpoint.old" / "state.pt").is_file():
-            raise CheckpointError(f"--resume: no checkpoint in {run_dir}")
+        if not checkpoint_exists(run_dir) and not (run_dir / CONFIG_FILE).is_file():
+            raise CheckpointError(f"--resume: no checkpoint and no run in {run_dir}; start it without --resume")
         return
     claim_run_dir(run_dir, _RUN_FILES, force)
 
@@ -125,20 +145,30 @@ class Trainer:
         self.recent_success: deque[float] = deque(maxlen=20)
         self.episodes = 0
         self.next_checkpoint = tc.checkpoint_every if tc.checkpoint_every else None
+        self._saved_at: int | None = None  # env steps of the last checkpoint this process wrote
+        self._rate_mark = (time.perf_counter(), 0)  # (time, env steps) of the last perf/env_steps_per_s
+        if not resume:  # first, so that from here on the run can always be resumed
+            durable_write_text(self.run_dir / CONFIG_FILE, yaml.safe_dump(to_dict(cfg), sort_keys=False))
+        self.replay = TrainingLog(self.run_dir, self.env.observation_space, self.env.action_space,
+                                  task=cfg.task.name, env_config=to_dict(cfg.env))
         self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard)
         if resume:
             self._restore()
         else:
-            (self.run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
             self._load_demos()
 
     # --- setup -----------------------------------------------------------------------
 
-    def _load_demos(self) -> None:
+    def _load_demos(self, resume: bool = False) -> None:
+        """Fill the demo buffer; a resumed run reuses the scripted demos it recorded whole."""
         tc = self.cfg.train
+        recorded = self.run_dir / "demos"
         if tc.demos:
             episodes = load_demos(tc.demos, self.env.observation_space, self.env.action_space)
             source = tc.demos
+        elif resume and recorded.is_dir() and len(episode_files(recorded)) >= tc.scripted_demos > 0:
+            episodes = load_demos(recorded, self.env.observation_space, self.env.action_space)
+            source = str(recorded)
         elif tc.scripted_demos > 0:
             episodes = self._record_scripted(tc.scripted_demos)
             source = f"{len(episodes)} scripted episodes"
@@ -171,21 +201,49 @@ class Trainer:
             "actor": self.actor.state_dict(), "global_rng": global_rng_state(),
             "act_generator": self.act_generator.get_state(), "random_rng": self.random_rng.bit_generator.state,
             "trainer": {"episodes": self.episodes, "recent_success": list(self.recent_success),
-                        "next_checkpoint": self.next_checkpoint},
+                        "next_checkpoint": self.next_checkpoint, "replay_episodes": self.replay.logged},
         }
         path = save_checkpoint(self.run_dir, state, buffers)
+        self._saved_at = self.learner.env_steps
         log.debug("checkpoint at %d env steps: %s", self.learner.env_steps, path)
         return path
 
     def _restore(self) -> None:
-        state, buffers = load_checkpoint(self.run_dir, map_location=self.learner.agent.device)
-        where = self.run_dir / "checkpoint"
-        diff = config_difference(state["config"], to_dict(self.cfg))
+        """Continue the run: its last whole checkpoint (or a fresh start from its config and
+        demos when it stopped before the first), then the episodes logged after it."""
+        if recover_checkpoint(self.run_dir) is not None:
+            logged = self._restore_checkpoint()
+        else:
+            self._check_config(self.run_dir / CONFIG_FILE, _read_saved_config(self.run_dir / CONFIG_FILE))
+            log.warning("%s has no checkpoint: rebuilding the run from its config, demos and replay log",
+                        self.run_dir)
+            self._load_demos(resume=True)
+            logged = 0
+        held = self._replay_tail(logged)
+        log.info("resumed %s at %d env steps (%d from the replay log), %d updates", self.run_dir,
+                 self.learner.env_steps, held, self.learner.updates_done)
+
+    def _check_config(self, where: Path, saved: Any) -> None:
+        diff = config_difference(saved, to_dict(self.cfg), defaults=to_dict(Config()))
         if diff:
             raise CheckpointError(f"{where} was made with another config: {diff}")
-        mismatch = spec_mismatch(state["spaces"], self.spec)
+
+    def _restore_checkpoint(self) -> int:
+        """Load the checkpoint; returns how many logged episodes it already holds."""
+        state, buffers = load_checkpoint(self.run_dir, map_location=self.learner.agent.device)
+        where = self.run_dir / "checkpoint"
+        self._check_config(where, state.get("config"))
+        mismatch = spec_mismatch(state.get("spaces", {}), self.spec)
         if mismatch:
             raise CheckpointError(f"{where} was made for other spaces: {mismatch}")
+        try:
+            return self._apply_state(state, buffers)
+        except (KeyError, IndexError, TypeError, ValueError, RuntimeError, AttributeError) as err:
+            raise CheckpointError(f"checkpoint {where} is damaged: {one_line(err)}") from None
+
+    def _apply_state(self, state: dict[str, Any], buffers: dict[str, Any]) -> int:
+        """Put the checkpoint's state in place; returns how many logged episodes it holds
+        (all of them for a checkpoint from before the replay log)."""
         self.learner.load_state_dict({**state["learner"], **buffers})
         self.actor.load_state_dict(state["actor"])
         set_global_rng_state(state["global_rng"])
@@ -196,8 +254,29 @@ class Trainer:
         self.next_checkpoint = state["trainer"]["next_checkpoint"]
         if self.cfg.train.checkpoint_every and self.next_checkpoint is None:
             self.next_checkpoint = self.learner.env_steps + self.cfg.train.checkpoint_every
-        log.info("resumed %s at %d env steps, %d updates", self.run_dir, self.learner.env_steps,
-                 self.learner.updates_done)
+        return int(state["trainer"].get("replay_episodes", self.replay.logged))
+
+    def _replay_tail(self, first: int) -> int:
+        """Re-ingest the logged episodes numbered ``first`` and up; returns their env steps."""
+        held = 0
+        for logged in self.replay.tail(first):
+            for step in logged.steps:
+                self.learner.ingest(step)  # the restored state statistics do not count these yet
+            self.episodes += 1
+            self.recent_success.append(float(logged.steps[-1].success))
+            self._restore_actor(logged.meta.get("actor"), logged.index)
+            held += len(logged.steps)
+        return held
+
+    def _restore_actor(self, state: Any, index: int) -> None:
+        """The actor's state after a logged episode, so the run goes on from fresh initial states."""
+        if state is None:
+            return
+        try:
+            self.actor.load_state_dict(state)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            log.warning("replay episode %d: its actor state is unreadable (%s); the env RNG continues from the "
+                        "checkpoint's", index, one_line(err))
 
     # --- evaluation ------------------------------------------------------------------
 
@@ -214,48 +293,67 @@ class Trainer:
     # --- the loop --------------------------------------------------------------------
 
     def run(self) -> TrainResult:
+        """Train to ``train.total_env_steps`` (or ``stop_at_success``); a SIGINT or SIGTERM ends
+        the episode in flight, saves a checkpoint and raises :class:`TrainingStopped`."""
         tc = self.cfg.train
         learner, actor, metrics = self.learner, self.actor, self.metrics
         start = time.perf_counter()
-        last_log_time, last_log_steps = start, learner.env_steps
+        self._rate_mark = (start, learner.env_steps)
         stop = False
         pbar = _progress(tc.total_env_steps, learner.env_steps, enabled=tc.progress)
         last_eval: dict[str, Any] | None = None
         try:
-            while actor.in_episode or not (stop or learner.env_steps >= tc.total_env_steps):
-                step = actor.step()
-                learner.ingest(step)
-                learner.train()
-                n = learner.env_steps
-                pbar.update(1)
+            with StopRequest() as request:
+                while actor.in_episode or not (stop or request.requested or learner.env_steps >= tc.total_env_steps):
+                    step = actor.step()
+                    learner.ingest(step)
+                    self.replay.add(step, self._log_meta() if step.last else None)  # on disk before updates use it
+                    learner.train()
+                    n = learner.env_steps
+                    pbar.update(1)
 
-                if actor.last_episode is not None:
-                    self._episode_done(actor.last_episode, n)
-                    pbar.set_postfix(self._postfix(last_eval), refresh=False)
-                if n % tc.log_every == 0:
-                    now = time.perf_counter()
-                    metrics.agent_metrics(learner.last_metrics, n)
-                    metrics.scalar("perf/updates_per_s", learner.updates_per_second(), n)
-                    metrics.scalar("perf/env_steps_per_s", (n - last_log_steps) / max(now - last_log_time, 1e-9), n)
-                    metrics.scalar("buffer/online", len(learner.online), n)
-                    metrics.scalar("buffer/demo", len(learner.demo), n)
-                    last_log_time, last_log_steps = now, n
-                if tc.eval_every and tc.eval_episodes and n % tc.eval_every == 0:
-                    last_eval = self.evaluate()
-                    pbar.set_postfix(self._postfix(last_eval), refresh=False)
-                    log.debug("eval at %d steps: %s", n, last_eval)
-                    if tc.stop_at_success is not None and last_eval["success_rate"] >= tc.stop_at_success:
-                        stop = True
-                if (self.next_checkpoint is not None and n >= self.next_checkpoint and not actor.in_episode):
+                    if actor.last_episode is not None:
+                        self._episode_done(actor.last_episode, n)
+                        pbar.set_postfix(self._postfix(last_eval), refresh=False)
+                    if n % tc.log_every == 0:
+                        self._log_scalars(n)
+                    if tc.eval_every and tc.eval_episodes and n % tc.eval_every == 0 and not request.requested:
+                        last_eval = self.evaluate()
+                        pbar.set_postfix(self._postfix(last_eval), refresh=False)
+                        log.debug("eval at %d steps: %s", n, last_eval)
+                        if tc.stop_at_success is not None and last_eval["success_rate"] >= tc.stop_at_success:
+                            stop = True
+                    if (self.next_checkpoint is not None and n >= self.next_checkpoint and not actor.in_episode):
+                        self.save()
+                        while self.next_checkpoint <= n:
+                            self.next_checkpoint += tc.checkpoint_every
+                if self._saved_at != learner.env_steps:
                     self.save()
-                    while self.next_checkpoint <= n:
-                        self.next_checkpoint += tc.checkpoint_every
-            self.save()
         finally:
             pbar.close()
             metrics.close()
+        if request.signum is not None:
+            raise TrainingStopped(f"stopped by {signal_name(request.signum)} at {learner.env_steps} env steps; "
+                                  f"checkpoint saved in {self.run_dir / 'checkpoint'}: continue the run with the "
+                                  "same command and --resume", request.signum)
         return TrainResult(run_dir=self.run_dir, env_steps=learner.env_steps, updates=learner.updates_done,
                            episodes=self.episodes, wall_s=time.perf_counter() - start, evals=list(metrics.evals))
+
+    def _log_meta(self) -> dict[str, Any]:
+        """What a resumed run needs of a logged episode besides its steps: the actor's state after it."""
+        return {"source": "train", "episode_id": self.actor.episode_id, "env_steps": self.learner.env_steps,
+                "actor": self.actor.state_dict()}
+
+    def _log_scalars(self, n: int) -> None:
+        learner, metrics = self.learner, self.metrics
+        now = time.perf_counter()
+        last_time, last_steps = self._rate_mark
+        metrics.agent_metrics(learner.last_metrics, n)
+        metrics.scalar("perf/updates_per_s", learner.updates_per_second(), n)
+        metrics.scalar("perf/env_steps_per_s", (n - last_steps) / max(now - last_time, 1e-9), n)
+        metrics.scalar("buffer/online", len(learner.online), n)
+        metrics.scalar("buffer/demo", len(learner.demo), n)
+        self._rate_mark = (now, n)
 
     def _episode_done(self, stats: Any, n: int) -> None:
         self.episodes += 1
@@ -282,6 +380,17 @@ class Trainer:
         for env in (self.env, self.eval_env):
             if env is not None:
                 env.close()
+
+
+def _read_saved_config(path: Path) -> Any:
+    """The config a run was started with (its ``config.yaml``), as a plain dict."""
+    try:
+        saved = yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise CheckpointError(f"--resume: cannot read {path}: {one_line(err)}") from None
+    if not isinstance(saved, dict):
+        raise CheckpointError(f"--resume: {path} holds no config")
+    return saved
 
 
 def _progress(total: int, initial: int, enabled: bool) -> Any:

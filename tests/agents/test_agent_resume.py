@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from robot_rl.config import Config
+from robot_rl.config import Config, load_config, to_dict
 from robot_rl.config.agent import TrainConfig
 from robot_rl.errors import RobotRLError
-from robot_rl.training.checkpoint import CheckpointError
+from robot_rl.training.checkpoint import CheckpointError, config_difference
 from robot_rl.training.trainer import Trainer
 
 
@@ -118,3 +118,14 @@ def test_an_existing_run_needs_resume_or_force(tmp_path, make_trainer):
         make_trainer(make_cfg(tmp_path / "run", 50))
     fresh = make_trainer(make_cfg(tmp_path / "run", 50), force=True)
     assert fresh.learner.env_steps == 0
+
+
+def test_a_run_made_before_a_config_key_existed_resumes_while_the_key_is_at_its_default():
+    defaults = to_dict(Config())
+    current = to_dict(load_config("configs/pick_cube.yaml"))
+    saved = to_dict(load_config("configs/pick_cube.yaml"))
+    del saved["robot"]["controller"]["max_posture_speed"]  # as written before the key existed
+    assert config_difference(saved, current, defaults=defaults) is None
+    assert "not in the checkpoint's config" in config_difference(saved, current)
+    current["robot"]["controller"]["max_posture_speed"] = 0.5  # not the default: a real change
+    assert "max_posture_speed" in config_difference(saved, current, defaults=defaults)
