@@ -47,11 +47,11 @@ import numpy as np
 import torch
 import yaml
 
-from robot_rl.config import Config, to_dict
+from robot_rl.config import Config, read_yaml, to_dict
 from robot_rl.data.durable import durable_write_text, remove_stale
 from robot_rl.data.demos import DemoWriter, episode_files, load_demos
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
-from robot_rl.errors import RobotRLError
+from robot_rl.errors import ConfigError, RobotRLError
 from robot_rl.learning.assembler import Episode, EpisodeAssembler
 from robot_rl.learning.checkpoint import load_tree, save_tree
 from robot_rl.learning.replay_log import EpisodeLog
@@ -140,7 +140,10 @@ class LearnerProcess:
     def _check_resume(self) -> None:
         saved_path = self.run_dir / "config.yaml"
         if saved_path.is_file():
-            saved = yaml.safe_load(saved_path.read_text()) or {}
+            try:
+                saved = read_yaml(saved_path)
+            except ConfigError as err:
+                raise RobotRLError(f"--resume: cannot read the run's config: {err}") from None
             current = to_dict(self.cfg)
             saved.pop("learning", None)
             current.pop("learning", None)  # address, token, limits may change between starts

@@ -44,7 +44,7 @@ import numpy as np
 import torch
 import yaml
 
-from robot_rl.config import Config, to_dict
+from robot_rl.config import Config, read_yaml, to_dict
 from robot_rl.config.agent import check_agent_env
 from robot_rl.data.demos import DemoWriter, episode_files, load_demos
 from robot_rl.data.durable import durable_write_text
@@ -385,9 +385,9 @@ class Trainer:
 def _read_saved_config(path: Path) -> Any:
     """The config a run was started with (its ``config.yaml``), as a plain dict."""
     try:
-        saved = yaml.safe_load(path.read_text())
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise CheckpointError(f"--resume: cannot read {path}: {one_line(err)}") from None
+        saved = read_yaml(path)
+    except ConfigError as err:  # unreadable, not UTF-8, not YAML, or hostile YAML: one line
+        raise CheckpointError(f"--resume: cannot read the run's config: {err}") from None
     if not isinstance(saved, dict):
         raise CheckpointError(f"--resume: {path} holds no config")
     return saved
