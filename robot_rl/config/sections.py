@@ -56,7 +56,7 @@ class ControllerConfig:
     max_posture_stiffness: float = param(
         200.0, min=0.0, max=1000.0, doc="Nm/rad; a posture's null-space stiffness is clipped to this")
     max_target_speed: float = param(
-        0.5, min=0.01, max=1.0, doc="m/s: the law's target moves toward a new target no faster (robot_rl.control.slew)")
+        1.0, min=0.01, max=1.0, doc="m/s: the law's target moves toward a new target no faster (robot_rl.control.slew)")
     max_target_rot_speed: float = param(3.0, min=0.05, max=3.2, doc="rad/s, likewise for orientation")
     max_posture_speed: float = param(
         1.0, min=0.01, max=2.0, doc="rad/s per joint: the null-space posture moves toward a new one no faster")

@@ -10,9 +10,10 @@ binds on target changes and the TCP follows a target that stays inside the box (
 slewed target lies between two targets the box already clipped: on the straight line
 for the position, on the shortest rotation for the orientation).
 
-A person's, a policy's or a reset's target moves far slower than these speeds (the
-pose-error clip already limits the TCP to about 0.1 m/s), so nothing legitimate is
-slowed down.
+At the default 1 m/s a policy's 2 cm step target is reached in 10 ms of its 100 ms
+step; 0.5 m/s slowed learning measurably (PickCube from state, one seed: 8,000 env steps
+to 95% eval success instead of 5,000), and much faster would let a target change
+outrun the torque-rate limit again (about 2 mm per 2 ms cycle at the default stiffness).
 """
 
 from __future__ import annotations

@@ -187,7 +187,7 @@ def test_the_watchdog_holds_the_measured_pose_when_commands_stop():
     robot = make(node, watchdog_s=0.05)
     send_state(node)
     robot.command(HOME + np.array([0.0, 0.008, 0.0]), DOWN)
-    for _ in range(5):  # 8 mm at 0.5 m/s: 16 ms of ticks
+    for _ in range(5):  # 8 mm at max_target_speed (1 m/s): under one 10 ms tick of the five
         node.tick()
     np.testing.assert_allclose(targets(node)[-1][0], HOME + [0.0, 0.008, 0.0])
     time.sleep(0.1)

@@ -90,7 +90,7 @@ def test_far_target_never_commands_more_than_stiffness_times_clip():
     traj = run(world, 1.0, target, state.tcp_quat, record=True)
     forces = np.array([out.force[:3] for _, _, out in traj])
     assert np.all(np.abs(forces) <= limit + 0.5), np.abs(forces).max(axis=0)
-    # The law's target slews toward the far one (0.5 m/s): it is a clip's length ahead after 20 ms.
+    # The law's target slews toward the far one (max_target_speed): a clip's length ahead within a few cycles.
     slew_cycles = int(np.ceil(0.010 / (cfg.max_target_speed * world.dt))) + 1
     assert all(out.error_clipped for _, _, out in traj[slew_cycles:])
     assert abs(forces[:, 0]).max() > 0.5 * limit[0]  # it did pull toward the target
