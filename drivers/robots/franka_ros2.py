@@ -15,8 +15,8 @@ the goal is checked (:mod:`robot_rl.control.commands`: a bad pose or gripper val
 counted and the arm holds) and clipped to the safety box, moves toward a new goal at
 bounded speed (:mod:`robot_rl.control.slew`, so no command rate can make the remote
 controller's torque-rate limit push the arm out of the box), and the published target is
-the measured pose plus the pose error clipped per axis (``controller.error_clip_mm`` / ``_rad``), so the
-remote spring never pulls harder than ``K * clip``. Nothing is published before the
+the measured pose plus the pose error clipped per axis (``controller.error_clip_mm`` /
+``_rad``), so the remote spring never pulls harder than ``K * clip``. Nothing is published before the
 first pose and joint state arrive (the first target is the measured pose), and when
 ``command`` stops for ``controller.watchdog_s`` the goal becomes the measured pose.
 
@@ -27,9 +27,9 @@ goes out once per call: CRISP keeps the last one it got, so it is not re-sent wi
 target. CRISP reads ``position`` in the order of its ``joints`` parameter and ignores
 the names (we send ``<joint_prefix>1..7``, which is that order), and it would take
 ``velocity`` as ``dq_ref``, so the message carries positions only. Until the first
-posture the controller holds its own (CRISP: the joints at activation); ``q=None``
+posture the controller holds its own (CRISP: the joints at activation); a posture is
+clipped into ``controller.joint_low`` .. ``joint_high`` before it is published; ``q=None``
 publishes ``robot.controller.rest_posture``, and so does the watchdog hold below and
-(a posture is clipped into ``controller.joint_low`` .. ``joint_high`` before it is published)
 :meth:`~FrankaRos2ControlRobot.close`, once, when a posture set by a caller is active.
 The null-space stiffness is the controller's parameter (CRISP: ``nullspace.stiffness``)
 and the node layer has no parameter services, so a ``stiffness`` passed to
@@ -65,7 +65,7 @@ from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.config.sections import RobotConfig
 from robot_rl.control import SafetyBox
 from robot_rl.control.commands import (
-    BadCommand, PostureLimits, gripper_command, log_rejection, pose_command, posture_command,
+    BadCommand, PostureLimits, log_rejection, posture_command, robot_command,
 )
 from robot_rl.control.slew import TargetSlew
 from robot_rl.control.transforms import orientation_error, quat_mul, quat_normalize, rotvec_to_quat
@@ -273,8 +273,7 @@ class FrankaRos2ControlRobot(Robot):
         used, and the arm holds where it is measured."""
         self._check()
         try:
-            pos, quat = pose_command(pos, quat)
-            opening = None if gripper is None else gripper_command(gripper)
+            pos, quat, opening = robot_command(pos, quat, gripper)
         except BadCommand as err:
             self.rejected_targets += 1
             log_rejection(log, "command", self.rejected_targets, f"Franka (ros2_control): {err}",
@@ -348,8 +347,7 @@ class FrankaRos2ControlRobot(Robot):
                 raise RobotFault(f"Franka (ros2_control): recovery failed: '{shown}' exited with "
                                  f"{done.returncode}: {detail}", self._last_state)
         with self._lock:
-            self._slew = TargetSlew(self.cfg.controller.max_target_speed, self.cfg.controller.max_target_rot_speed)
-            # no target until the next tick, which holds the pose measured then
+            self._slew.clear()  # no target until the next tick, which holds the pose measured then
             self._holding = True
             self._pose_arrival = self._joints_arrival = 0.0
             self._pose = self._joints = None

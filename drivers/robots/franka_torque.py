@@ -40,7 +40,7 @@ import numpy as np
 from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.config.sections import RobotConfig
 from robot_rl.control.commands import (
-    BadCommand, PostureLimits, gripper_command, log_rejection, pose_command, posture_command,
+    BadCommand, PostureLimits, log_rejection, posture_command, robot_command,
 )
 from robot_rl.errors import DeviceError
 from robot_rl.interfaces import Robot, RobotState
@@ -263,8 +263,7 @@ class FrankaTorqueRobot(Robot):
         nothing of it is written, and the loop holds the pose it measures next."""
         self._check_fault()
         try:
-            pos, quat = pose_command(pos, quat)
-            opening = None if gripper is None else gripper_command(gripper)
+            pos, quat, opening = robot_command(pos, quat, gripper)
         except BadCommand as err:
             self.rejected_targets += 1
             log_rejection(log, "command", self.rejected_targets, f"Franka at {self.hw.ip}: {err}",

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from robot_rl.control.transforms import quat_normalize
+
 
 class BadCommand(ValueError):
     """A command that cannot be used; the message says which part and why."""
@@ -70,16 +72,13 @@ def finite_number(value: Any, what: str) -> float:
 
 
 def unit_quaternion(value: Any) -> np.ndarray:
-    """A finite, non-zero quaternion normalised to unit length (w, x, y, z).
-
-    Scaling by the largest component first keeps the norm finite for any finite input.
-    """
+    """A finite, non-zero quaternion normalised to unit length (w, x, y, z); any finite
+    magnitude normalises (:func:`~robot_rl.control.transforms.quat_normalize`)."""
     quat = finite_vector(value, 4, "a target quaternion")
-    scale = float(np.max(np.abs(quat)))
-    if scale == 0.0:
-        raise BadCommand("a target quaternion must not be zero")
-    quat = quat / scale
-    return quat / np.linalg.norm(quat)
+    try:
+        return quat_normalize(quat)
+    except ValueError:
+        raise BadCommand(f"a target quaternion must not be zero, got {_short(quat.tolist())}") from None
 
 
 def pose_command(pos: Any, quat: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -90,6 +89,13 @@ def pose_command(pos: Any, quat: Any) -> tuple[np.ndarray, np.ndarray]:
 def gripper_command(value: Any) -> float:
     """A checked gripper opening fraction in ``[0, 1]`` (0 closed, 1 open)."""
     return float(np.clip(finite_number(value, "a gripper opening"), 0.0, 1.0))
+
+
+def robot_command(pos: Any, quat: Any, gripper: Any) -> tuple[np.ndarray, np.ndarray, float | None]:
+    """The arguments of ``Robot.command`` checked as one command: (position, unit quaternion,
+    gripper opening or None to leave the gripper). A bad gripper value refuses the pose too."""
+    pos, quat = pose_command(pos, quat)
+    return pos, quat, None if gripper is None else gripper_command(gripper)
 
 
 @dataclass(frozen=True)

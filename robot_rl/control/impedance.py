@@ -9,8 +9,8 @@
 so that a far-away or wrong target can never command more than ``K * clip`` of spring
 force. ``N`` projects the posture term into the null space of the task Jacobian so it
 never fights the Cartesian spring, and the projected term is scaled to a quarter of
-each joint's torque limit at most, so it can never saturate a joint. The change of the commanded torque per cycle is
-limited (as Franka's own rate limiter requires). ``bias`` is what the backend must add
+each joint's torque limit at most, so it can never saturate a joint. The change of the
+commanded torque per cycle is limited (as Franka's own rate limiter requires). ``bias`` is what the backend must add
 for gravity and Coriolis compensation: MuJoCo's ``qfrc_bias`` in sim, the Coriolis
 vector alone on a Franka (which compensates gravity itself).
 
@@ -266,10 +266,8 @@ class CartesianImpedanceController:
     def _advance_posture(self, dt: float) -> None:
         """Move the law's null-space terms one cycle toward the commanded posture."""
         ps = self.posture_slew
-        if ps.advance(dt):
-            at_base = (ps.arrived and not self._posture_commanded and ps.stiffness == self.base_gains.nullspace_stiffness
-                       and ps.damping == self.base_gains.nullspace_damping)
-            self.gains = self.base_gains if at_base else replace(
+        if ps.advance(dt):  # arrived with no posture commanded: its goal is the configured one
+            self.gains = self.base_gains if ps.arrived and not self._posture_commanded else replace(
                 self.base_gains, rest_posture=ps.q, nullspace_stiffness=ps.stiffness, nullspace_damping=ps.damping)
 
     def hold(self, arm: ArmState, now: float) -> None:

@@ -40,6 +40,15 @@ class TargetSlew:
         self.goal_pos: np.ndarray | None = None
         self.goal_quat: np.ndarray | None = None
 
+    @property
+    def arrived(self) -> bool:
+        """The target is on its goal: most cycles, so :meth:`advance` then does nothing."""
+        return bool(np.array_equal(self.pos, self.goal_pos) and np.array_equal(self.quat, self.goal_quat))
+
+    def clear(self) -> None:
+        """No target at all (after a controller restart): the next one is a measured pose."""
+        self.pos = self.quat = self.goal_pos = self.goal_quat = None
+
     def jump_to(self, pos: np.ndarray, quat: np.ndarray) -> None:
         """Target and goal both at this pose (start and hold: the measured pose, no motion)."""
         self.pos = np.array(pos, dtype=np.float64)
@@ -53,6 +62,8 @@ class TargetSlew:
     def advance(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Move the target one cycle of ``dt`` seconds toward the goal; returns the new target."""
         assert self.pos is not None and self.goal_pos is not None
+        if self.arrived:
+            return self.pos, self.quat
         self.pos = self.pos + limit_norm(self.goal_pos - self.pos, self.max_speed * dt)
         turn = orientation_error(self.goal_quat, self.quat)
         if np.any(turn != 0.0):

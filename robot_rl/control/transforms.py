@@ -7,17 +7,28 @@ rotation vector of a quaternion always takes the short way round (|angle| <= pi)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 _EPS = 1e-12
 
 
-def quat_normalize(q: np.ndarray) -> np.ndarray:
+def quat_normalize(q: np.ndarray, min_norm: float = _EPS) -> np.ndarray:
+    """``q / |q|``; a non-finite quaternion, or one shorter than ``min_norm``, is a ValueError.
+
+    Any finite quaternion normalises, however large or small: ``math.hypot`` neither
+    overflows nor underflows (a finite 1e200 quaternion has a norm), and one whose norm
+    is beyond the float range (~1.8e308) is scaled by its largest component first.
+    """
     q = np.asarray(q, dtype=np.float64)
-    n = np.linalg.norm(q)
-    if not np.isfinite(n) or n < _EPS:
-        raise ValueError(f"cannot normalise quaternion {q}")
-    return q / n
+    n = math.hypot(*q)
+    if math.isfinite(n) and n >= min_norm:
+        return q / n
+    if math.isinf(n) and np.all(np.isfinite(q)):
+        unit = q / np.max(np.abs(q))
+        return unit / math.hypot(*unit)
+    raise ValueError(f"cannot normalise quaternion {q}")
 
 
 def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -23,9 +23,10 @@ The rules:
   :meth:`pop_events` the hold itself, for the node to publish at once.
 * **Posture.** :meth:`on_posture` hands a joint reset's null-space posture to
   ``robot.set_posture``, which clips it into the joint limits and a stiffness bound (a
-  malformed one is rejected and counted; a robot that has no posture says so once). The watchdog's hold, a restart and a fault restore the
-  configured posture: whoever was moving the elbow has stopped talking. Its start and
-  end are events (``{"event": "posture", "active": ...}``).
+  malformed one is rejected and counted; a robot that has no posture says so once).
+  The watchdog's hold, a restart and a fault restore the configured posture: whoever
+  was moving the elbow has stopped talking. Its start and end are events
+  (``{"event": "posture", "active": ...}``).
 * **Faults.** A :class:`~robot_rl.errors.RobotFault` from the robot stops the state
   stream (the actor sees its state go stale and ends the episode as failed);
   ``recover()`` is tried every ``recover_every_s`` until it succeeds, after which the

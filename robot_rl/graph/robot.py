@@ -32,7 +32,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from robot_rl.control.commands import (
-    BadCommand, PostureLimits, gripper_command, log_rejection, pose_command, posture_command,
+    BadCommand, PostureLimits, log_rejection, posture_command, robot_command,
 )
 from robot_rl.config.sections import ControllerConfig
 from robot_rl.errors import RobotFault
@@ -153,15 +153,14 @@ class TopicRobot(Robot):
         if self.cancel.is_set():
             raise StopRequested()  # e.g. mid-reset: stop moving, the controller's watchdog holds
         try:
-            target = pose_command(pos, quat)
-            opening = None if gripper is None else gripper_command(gripper)
+            pos, quat, opening = robot_command(pos, quat, gripper)
         except BadCommand as err:
             self.rejected_commands += 1
             log_rejection(log, "command", self.rejected_commands, err, "holding where the arm is")
             self.hold()
             return False
         with self._send_lock:
-            self._target = target
+            self._target = (pos, quat)
             if opening is not None:
                 self._gripper = opening
             self._send_locked()

@@ -26,6 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from robot_rl.control.transforms import quat_normalize
 from robot_rl.interfaces import RobotState
 from robot_rl.ros import msgs
 from robot_rl.ros.errors import MessageError
@@ -128,11 +129,10 @@ def pose_from_msg(msg: Any) -> tuple[np.ndarray, np.ndarray]:
     p, o = pose.position, pose.orientation
     pos = _finite(np.array([p.x, p.y, p.z]), "pose position")
     quat = _finite(np.array([o.w, o.x, o.y, o.z]), "pose orientation")
-    scale = float(np.max(np.abs(quat)))  # scaled first: the norm of a finite 1e200 quaternion overflows
-    if scale == 0.0 or np.linalg.norm(quat / scale) * scale < 1e-6:
-        raise MessageError("pose orientation is a zero quaternion")
-    quat = quat / scale
-    return pos, quat / np.linalg.norm(quat)
+    try:
+        return pos, quat_normalize(quat, min_norm=1e-6)  # a finite 1e200 quaternion normalises too
+    except ValueError:
+        raise MessageError("pose orientation is a zero quaternion") from None
 
 
 def _vector3(v: np.ndarray) -> Any:

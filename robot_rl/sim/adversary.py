@@ -179,7 +179,7 @@ class Adversary:
     def _hostile_pose(self) -> tuple[Any, Any]:
         rng = self.rng
         kind = int(rng.integers(0, 8))
-        pos = self.rng.uniform(-3.0, 3.0, 3)
+        pos = rng.uniform(-3.0, 3.0, 3)
         quat = rng.normal(size=4)
         if kind == 0:
             pos, quat = self.corner(int(rng.integers(0, 8)), far=float(rng.uniform(0.0, 5.0)))

@@ -33,7 +33,7 @@ except Exception as _err:  # noqa: BLE001 - a broken GL backend fails inside muj
 
 from robot_rl.config import Config  # noqa: E402
 from robot_rl.control import ArmState, CartesianImpedanceController, SafetyBox  # noqa: E402
-from robot_rl.control.commands import BadCommand, gripper_command  # noqa: E402
+from robot_rl.control.commands import BadCommand, robot_command  # noqa: E402
 from robot_rl.control.transforms import mat_to_quat, quat_mul, quat_conj, quat_to_rotvec  # noqa: E402
 from robot_rl.errors import RenderError  # noqa: E402
 from robot_rl.interfaces import Camera, Clock, Frame, Robot, RobotState  # noqa: E402
@@ -241,15 +241,14 @@ class SimRobot(Robot):
 
     def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> bool:
         """See :meth:`Robot.command`: a bad gripper value rejects the pose too (never half a command)."""
-        if gripper is not None:
-            try:
-                gripper = gripper_command(gripper)
-            except BadCommand as err:
-                return self.controller.reject(str(err))
+        try:
+            pos, quat, opening = robot_command(pos, quat, gripper)
+        except BadCommand as err:
+            return self.controller.reject(str(err))
         if not self.controller.set_target(pos, quat, self.world.now()):
-            return False
-        if gripper is not None:
-            self.gripper_target = gripper
+            return False  # before start(): the controller says so
+        if opening is not None:
+            self.gripper_target = opening
             self.world.data.ctrl[self.world.gripper_actuator] = self.gripper_target * FINGER_TRAVEL
         return True
 
