@@ -10,6 +10,12 @@ non-zero, instead of showing a traceback. The message must say *what* went wrong
 from __future__ import annotations
 
 
+def one_line(err: BaseException) -> str:
+    """An exception as ``Type: message`` on one line, for errors that quote a library's."""
+    text = " ".join(str(err).split())
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
 class RobotRLError(Exception):
     """A user-facing error; ``str(err)`` is the one line shown to the user."""
 

@@ -20,8 +20,9 @@ import math
 import types
 from typing import Any, Literal, Mapping, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from robot_rl.config.yaml_text import (  # noqa: F401 - read_yaml, parse_yaml, apply_overrides: the loader's API
+from robot_rl.config.yaml_text import (  # noqa: F401 - read_yaml, parse_yaml, apply_overrides, to_dict: the loader's API
     MAX_CONFIG_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, apply_overrides, join_key, parse_yaml, read_yaml, show,
+    to_dict,
 )
 from robot_rl.errors import ConfigError
 
@@ -77,20 +78,6 @@ def build(cls: type[T], data: Any, *, file: str, where: str = "") -> T:
     return obj
 
 
-def to_dict(obj: Any) -> Any:
-    """A dataclass config back to plain YAML-able data (tuples become lists).
-
-    Every mapping and list is rebuilt, so shared objects (YAML aliases) come out as copies.
-    """
-    if dataclasses.is_dataclass(obj):
-        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, dict):
-        return {k: to_dict(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_dict(v) for v in obj]
-    return obj
-
-
 class _BadNumber(ConfigError):
     """A number of the right type but a wrong value: a Union reports it instead of trying
     its other types (``serial: 1e300`` is out of range, not 'the wrong type')."""
@@ -137,7 +124,6 @@ def _bound(bound: Any, unbounded: str) -> str:
     if bound is None:
         return unbounded
     return repr(bound) if isinstance(bound, int) or abs(bound) < 1e6 else f"{bound:g}"
-
 
 
 def _kind(value: Any) -> str:

@@ -19,6 +19,7 @@ import yaml
 
 from robot_rl.errors import ConfigError
 
+#: A config file is a few KiB; anything this large is a mistake (or an attack), not a config.
 MAX_CONFIG_BYTES = 1 << 20
 #: Mappings and lists nested deeper than this are refused (the real configs nest about 5 deep).
 MAX_YAML_DEPTH = 50
@@ -62,7 +63,7 @@ def parse_yaml(text: str, *, source: str, where: str = "", depth: int = 0) -> An
         raise ConfigError(_yaml_error_line(err, source)) from None
     except _BUILD_ERRORS as err:
         raise ConfigError(f"{source}: holds a value YAML cannot build ({show(str(err), 120)})") from None
-    return _tree(data)
+    return to_dict(data)  # every alias an independent copy
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str], source: str = "--set") -> dict[str, Any]:
@@ -272,10 +273,15 @@ def show(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _tree(value: Any) -> Any:
-    """A copy of parsed YAML in which every alias is an independent object."""
-    if isinstance(value, dict):
-        return {k: _tree(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_tree(v) for v in value]
-    return value
+def to_dict(obj: Any) -> Any:
+    """A dataclass config back to plain YAML-able data (tuples become lists).
+
+    Every mapping and list is rebuilt, so shared objects (YAML aliases) come out as copies.
+    """
+    if dataclasses.is_dataclass(obj):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {k: to_dict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(v) for v in obj]
+    return obj

@@ -55,7 +55,7 @@ import numpy as np
 from robot_rl.data.durable import READ_ERRORS, durable_mkdir, durable_write, durable_writer, remove_stale
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
 from robot_rl.data.transition import Step
-from robot_rl.errors import RobotRLError
+from robot_rl.errors import RobotRLError, one_line
 
 FORMAT = "robot_rl-demos"
 VERSION = 1
@@ -74,6 +74,26 @@ def episode_files(directory: str | Path) -> list[Path]:
     directory = Path(directory)
     found = [(int(m.group(1)), p) for p in directory.iterdir() if (m := _EPISODE_RE.match(p.name))]
     return [p for _, p in sorted(found)]
+
+
+def episode_arrays(steps: list[Step], obs_keys: list[str]) -> dict[str, np.ndarray]:
+    """The arrays of one episode file (the format above); the last step must end the episode."""
+    if not steps or not steps[-1].last:
+        raise ValueError("an episode to write must end with a terminated or truncated step")
+    arrays: dict[str, np.ndarray] = {}
+    for key in obs_keys:
+        arrays[f"obs/{key}"] = np.stack([s.obs[key] for s in steps] + [steps[-1].next_obs[key]])
+    arrays["action"] = np.stack([np.asarray(s.action, dtype=np.float32) for s in steps])
+    for name, dtype in _STEP_FIELDS.items():
+        arrays[name] = np.array([getattr(s, name) for s in steps], dtype=dtype)
+    return arrays
+
+
+def remove_stale_episodes(directory: str | Path) -> None:
+    """Delete the temporary files of episode writes a crash cut short (also under the
+    ``*.tmp.npz`` name older versions used)."""
+    remove_stale(directory)
+    remove_stale(directory, "*.tmp.npz")
 
 
 def episode_index(path: str | Path) -> int:
@@ -99,8 +119,7 @@ class DemoWriter:
         self.obs_keys = sorted(obs_space.spaces)
         self._steps: list[Step] = []
         durable_mkdir(self.directory)
-        remove_stale(self.directory)  # temporary files of a write a crash cut short
-        remove_stale(self.directory, "*.tmp.npz")  # the same, as older versions named them
+        remove_stale_episodes(self.directory)
         existing = episode_files(self.directory)
         has_manifest = (self.directory / MANIFEST).exists()
         if (existing or has_manifest) and append:
@@ -137,14 +156,7 @@ class DemoWriter:
         self._steps = []
 
     def write_episode(self, steps: list[Step]) -> Path:
-        if not steps or not steps[-1].last:
-            raise ValueError("an episode to write must end with a terminated or truncated step")
-        arrays: dict[str, np.ndarray] = {}
-        for key in self.obs_keys:
-            arrays[f"obs/{key}"] = np.stack([s.obs[key] for s in steps] + [steps[-1].next_obs[key]])
-        arrays["action"] = np.stack([np.asarray(s.action, dtype=np.float32) for s in steps])
-        for name, dtype in _STEP_FIELDS.items():
-            arrays[name] = np.array([getattr(s, name) for s in steps], dtype=dtype)
+        arrays = episode_arrays(steps, self.obs_keys)
         path = self.directory / f"episode_{self.next_index:06d}.npz"
         with durable_writer(path) as f:
             np.savez_compressed(f, **arrays)
@@ -210,8 +222,7 @@ def _read_arrays(path: Path, obs_space: gym.spaces.Dict) -> tuple[dict[str, np.n
             obs = {k: data[f"obs/{k}"] for k in obs_space.spaces}
             return obs, data["action"], {k: data[k] for k in _STEP_FIELDS}
     except READ_ERRORS as err:
-        raise DemoFormatError(f"{path}: cannot read demo episode ({type(err).__name__}: "
-                              f"{' '.join(str(err).split())})") from None
+        raise DemoFormatError(f"{path}: cannot read demo episode ({one_line(err)})") from None
 
 
 def _check_episode(path: Path, obs: dict[str, np.ndarray], action: np.ndarray, fields: dict[str, np.ndarray],

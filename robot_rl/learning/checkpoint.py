@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from robot_rl.data.durable import durable_writer, fsync_dir  # noqa: F401 (fsync_dir: kept importable here)
+from robot_rl.data.durable import durable_writer
 
 TREE = "__tree__"
 

@@ -28,16 +28,14 @@ import gymnasium as gym
 import numpy as np
 
 from robot_rl.data.demos import (
-    FORMAT, MANIFEST, VERSION, DemoFormatError, check_demo_dir, episode_files, episode_index, read_episode,
+    FORMAT, MANIFEST, VERSION, DemoFormatError, check_demo_dir, episode_arrays, episode_files, episode_index,
+    read_episode, remove_stale_episodes,
 )
-from robot_rl.data.durable import READ_ERRORS, durable_write, durable_writer, remove_stale
+from robot_rl.data.durable import READ_ERRORS, durable_write, durable_writer
 from robot_rl.data.spaces import spaces_spec
 from robot_rl.data.transition import Step
 
 log = logging.getLogger(__name__)
-
-_FIELDS = {"reward": np.float32, "terminated": np.bool_, "truncated": np.bool_,
-           "intervened": np.bool_, "success": np.bool_, "grasp_penalty": np.float32}
 
 
 @dataclass
@@ -63,21 +61,13 @@ class EpisodeLog:
                         "created": datetime.datetime.now().isoformat(timespec="seconds"),
                         "spaces": spaces_spec(obs_space, action_space), "env": env_config or {}}
             durable_write(self.directory / MANIFEST, json.dumps(manifest, indent=1).encode())
-        remove_stale(self.directory)  # writes a crash interrupted ...
-        remove_stale(self.directory, "*.tmp.npz")  # ... also under the name older versions used
+        remove_stale_episodes(self.directory)
         files = episode_files(self.directory)
         self.next_index = episode_index(files[-1]) + 1 if files else 0
 
     def append(self, steps: list[Step], meta: dict[str, Any]) -> Path:
         """Write one episode (its last step ends it) durably; returns the file."""
-        if not steps or not steps[-1].last:
-            raise ValueError("only an episode that ended can be logged")
-        arrays: dict[str, np.ndarray] = {}
-        for key in self.obs_keys:
-            arrays[f"obs/{key}"] = np.stack([s.obs[key] for s in steps] + [steps[-1].next_obs[key]])
-        arrays["action"] = np.stack([np.asarray(s.action, dtype=np.float32) for s in steps])
-        for name, dtype in _FIELDS.items():
-            arrays[name] = np.array([getattr(s, name) for s in steps], dtype=dtype)
+        arrays = episode_arrays(steps, self.obs_keys)
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
         path = self.directory / f"episode_{self.next_index:06d}.npz"
         with durable_writer(path) as f:

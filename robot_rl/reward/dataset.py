@@ -43,7 +43,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from robot_rl.data.durable import READ_ERRORS, durable_mkdir, durable_write, durable_writer
-from robot_rl.errors import ConfigError
+from robot_rl.errors import ConfigError, one_line
 
 log = logging.getLogger(__name__)
 
@@ -254,8 +254,7 @@ def load_frames(folder: str | Path) -> FrameSet:
                         raise DatasetError(f"{path}: missing array {key!r}")
                     parts[key].append(z[key])
         except READ_ERRORS as err:
-            detail = " ".join(str(err).split())
-            raise DatasetError(f"{path}: cannot read ({type(err).__name__}: {detail})") from None
+            raise DatasetError(f"{path}: cannot read ({one_line(err)})") from None
         n = len(parts["label"][-1])
         for cam in cams:
             shape = parts[f"image_{cam}"][-1].shape

@@ -36,7 +36,7 @@ import torch
 from robot_rl.data.durable import (
     MARKER, durable_mkdir, durable_writer, incomplete_reason, mark_complete, old_dir, recover_dir, remove_tree,
     staging_dir, swap_dir)
-from robot_rl.errors import RobotRLError
+from robot_rl.errors import RobotRLError, one_line
 
 CHECKPOINT_DIR = "checkpoint"
 STATE_FILE = "state.pt"
@@ -183,12 +183,6 @@ def load_checkpoint(run_dir: str | Path, buffer_names: tuple[str, ...] = ("onlin
     if not isinstance(state, dict):
         raise CheckpointError(f"cannot read checkpoint {directory}: {STATE_FILE} holds no state dict{REBUILD_HINT}")
     return state, buffers
-
-
-def one_line(err: BaseException) -> str:
-    """An exception as ``Type: message`` on one line, for errors that quote a library's."""
-    text = " ".join(str(err).split())
-    return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
 def claim_run_dir(run_dir: Path, run_files: Iterable[str], force: bool) -> None:

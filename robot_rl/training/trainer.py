@@ -50,10 +50,10 @@ from robot_rl.data.demos import DemoWriter, episode_files, load_demos
 from robot_rl.data.durable import durable_write_text
 from robot_rl.data.recording import make_source, record
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
-from robot_rl.errors import ConfigError, RobotRLError
+from robot_rl.errors import ConfigError, RobotRLError, one_line
 from robot_rl.training.actor_loop import ActorLoop
 from robot_rl.training.checkpoint import (
-    CheckpointError, checkpoint_exists, claim_run_dir, config_difference, global_rng_state, load_checkpoint, one_line,
+    CheckpointError, checkpoint_exists, claim_run_dir, config_difference, global_rng_state, load_checkpoint,
     recover_checkpoint, save_checkpoint, set_global_rng_state)
 from robot_rl.training.episode_log import REPLAY_DIR, TrainingLog
 from robot_rl.training.evaluation import evaluate
