@@ -25,8 +25,8 @@ import time
 import numpy as np
 
 from robot_rl.config.learning import LearningConfig
-from robot_rl.learning import synthetic as syn
-from robot_rl.learning.server import LearnerServer
+from robot_rl.training.remote import synthetic as syn
+from robot_rl.training.remote.server import LearnerServer
 
 TOKEN = "bench-token"
 
@@ -58,7 +58,7 @@ def policy_weights(spaces) -> dict[str, np.ndarray]:
 
 
 def actor_main(port: int, index: int, seconds: float, image_size: int, batch_steps: int, out: mp.Queue) -> None:
-    from robot_rl.learning.client import ActorClient
+    from robot_rl.training.remote.client import ActorClient
 
     cfg = LearningConfig(port=port, batch_steps=batch_steps, queue_steps=max(4 * batch_steps, 64))
     spaces = syn.make_spaces(cameras=("front", "wrist"), image_size=image_size)

@@ -27,7 +27,7 @@ import torch
 from robot_rl.config import load_config
 from robot_rl.paths import resolve_config
 from robot_rl.reset.backward import make_backward_expert
-from robot_rl.reset.forward_backward import BACKWARD, FORWARD, ForwardBackward, collect_demos, practice
+from robot_rl.training.reset_free import BACKWARD, FORWARD, ForwardBackward, collect_demos, practice
 from robot_rl.sim.experts import make_expert
 from robot_rl.training.learner import Learner
 

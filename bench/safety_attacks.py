@@ -21,7 +21,7 @@ import time
 from dataclasses import asdict
 
 from robot_rl.config import load_config
-from robot_rl.graph.controller import ControllerCore
+from robot_rl.nodes.controller import ControllerCore
 from robot_rl.paths import resolve_config
 from robot_rl.sim.adversary import CHANNELS, SafetyFigures, run_attacks
 

@@ -33,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_rl.learning.actor_process import ActorProcess
-    from robot_rl.learning.learner_process import install_stop_signals
+    from robot_rl.training.remote.actor_process import ActorProcess
+    from robot_rl.training.remote.learner_process import install_stop_signals
 
     cfg = load_config(resolve_config(args.config), args.overrides)
     if args.learner is not None and (":" not in args.learner or not args.learner.rsplit(":", 1)[1].isdigit()):

@@ -3,7 +3,7 @@
     robot-rl launch configs/pick_cube.yaml --set ros.policy=expert --set ros.episodes=3
 
 Starts the nodes ``ros2 launch robot_rl session.launch.py config:=...`` starts (see
-:mod:`robot_rl.graph.description`), each as ``python -m robot_rl.nodes.<node>
+:mod:`robot_rl.nodes.description`), each as ``python -m robot_rl.nodes.<node>
 --ros-args -r __node:=<name> --params-file <run dir>/params.yaml``, and prints their
 output prefixed with the node's name. The nodes use rclpy when it imports (a sourced
 ROS 2) and the DDS backend otherwise. Ctrl-C stops every node cleanly; a node that
@@ -34,8 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_rl.graph.description import build_graph
-    from robot_rl.graph.launcher import Launcher
+    from robot_rl.nodes.description import build_graph
+    from robot_rl.nodes.launcher import Launcher
 
     path = resolve_config(args.config)
     cfg = load_config(path, args.overrides)

@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_rl.learning.learner_process import LearnerProcess, install_stop_signals
+    from robot_rl.training.remote.learner_process import LearnerProcess, install_stop_signals
 
     overrides = list(args.overrides)
     if args.run_dir:

@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from robot_rl.config import load_config
 from robot_rl.errors import ConfigError
-from robot_rl.graph.joy import topic_devices
+from robot_rl.nodes.intervention import topic_devices
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

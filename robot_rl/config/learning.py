@@ -40,7 +40,7 @@ class TlsConfig:
 
 @dataclass
 class LearningConfig:
-    """The gRPC link between actors and the learner (robot_rl.learning)."""
+    """The gRPC link between actors and the learner (robot_rl.training.remote)."""
 
     host: str = param("127.0.0.1", doc="learner: address to bind; actor: learner host")
     port: int = param(50051, min=0, max=65535, doc="0 lets the learner pick a free port")

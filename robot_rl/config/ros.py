@@ -1,7 +1,7 @@
 """Typed config for the node graph: the ``ros:`` section of a session YAML.
 
 It says how the nodes of a training session behave when they run as a ROS 2 graph
-(``ros2 launch robot_rl ...`` or ``robot-rl launch ...``, see :mod:`robot_rl.graph`):
+(``ros2 launch robot_rl ...`` or ``robot-rl launch ...``, see :mod:`robot_rl.nodes`):
 where the actor's actions come from (``policy: human`` with ``demos_dir`` records a
 person's demonstrations on a robot; with ``reward_frames_dir``, frames for the reward
 classifier labelled by the person's keys), the controller's state rate and watchdog, and how

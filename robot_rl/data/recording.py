@@ -36,7 +36,7 @@ from robot_rl.config import Config
 from robot_rl.data.demos import DemoWriter
 from robot_rl.data.transition import Step
 from robot_rl.errors import RobotRLError
-from robot_rl.training.actor_loop import ActorLoop
+from robot_rl.data.rollout import ActorLoop
 
 SourceFactory = Callable[[gym.Env, Config], Any]
 SOURCES: dict[str, SourceFactory] = {}

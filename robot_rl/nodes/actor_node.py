@@ -1,4 +1,4 @@
-"""actor_node: a RobotEnv over topics, a policy, interventions, episodes (robot_rl.graph.actor).
+"""actor_node: a RobotEnv over topics, a policy, interventions, episodes (robot_rl.nodes.actor).
 
 Parameters: ``config``; ``topics.{joint_states, tcp_pose, tcp_twist, tcp_wrench,
 target_pose, gripper_command, posture}``; in sim ``topics.{sim_reset, sim_reset_done,
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import sys
 
-from robot_rl.graph.actor import (
+from robot_rl.nodes.actor import (
     ActorSession, Senders, actor_cameras, default_actor_id, make_topic_parts, summary_line,
 )
-from robot_rl.graph.joy import topic_devices
-from robot_rl.graph.topics import ROBOT_COMMANDS, ROBOT_STATE
+from robot_rl.nodes.intervention import topic_devices
+from robot_rl.nodes.topics import ROBOT_COMMANDS, ROBOT_STATE
 from robot_rl.nodes.common import (
     StatusPublisher, declare_topics, guarded, load_session, log_core_to_console, node_base, qos, run_with_worker,
 )

@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from robot_rl.errors import ConfigError
-from robot_rl.graph.topics import camera_frame_id
+from robot_rl.nodes.topics import camera_frame_id
 from robot_rl.nodes.common import (
     StatusPublisher, declare_topics, load_session, log_core_to_console, node_base, param_or, qos,
     required_string,

@@ -4,7 +4,7 @@
   ``pick_cube`` looked up in the package's configs); the node loads it with the strict
   loader, so a bad file is one error line naming the file and key.
 * ``topics.<key>`` (strings, required): every topic the node uses, see
-  :mod:`robot_rl.graph.topics`. A missing one is one error line naming the parameter.
+  :mod:`robot_rl.nodes.topics`. A missing one is one error line naming the parameter.
 * ``~/status`` (``std_msgs/String``, JSON): messages received and dropped per topic
   (malformed messages are dropped, warned about and counted) plus the node's figures,
   at ``ros.status_hz`` and whenever something happens (:meth:`StatusPublisher.publish`).
@@ -104,7 +104,7 @@ def declare_topics(node: Any, keys: Iterable[str], cameras: Iterable[str] = (), 
 def subscribe_commands(node: Any, topics: dict[str, Any], core: Callable[[], Any]) -> None:
     """The robot-command topics (target pose, gripper, posture) into a ControllerCore.
 
-    ``core`` returns the :class:`~robot_rl.graph.controller.ControllerCore` (the
+    ``core`` returns the :class:`~robot_rl.nodes.controller.ControllerCore` (the
     controller node makes its robot last, so its core exists only then); the controller
     node and the sim node both take their commands this way.
     """

@@ -1,4 +1,4 @@
-"""controller_node: runs the arm's Robot backend; robot state out, targets in (robot_rl.graph.controller).
+"""controller_node: runs the arm's Robot backend; robot state out, targets in (robot_rl.nodes.controller).
 
 Publishes ``/joint_states`` (arm joints + ``gripper``) and ``/robot/tcp_pose``,
 ``tcp_twist``, ``tcp_wrench`` at ``ros.state_hz`` (125 Hz by default, at least 100); takes
@@ -18,8 +18,8 @@ import sys
 import time
 
 from robot_rl.errors import ConfigError
-from robot_rl.graph.controller import ControllerCore
-from robot_rl.graph.topics import ROBOT_COMMANDS, ROBOT_STATE
+from robot_rl.nodes.controller import ControllerCore
+from robot_rl.nodes.topics import ROBOT_COMMANDS, ROBOT_STATE
 from robot_rl.nodes.common import (
     RobotStatePublisher, StatusPublisher, declare_topics, load_session, log_core_to_console, node_base, param_or,
     subscribe_commands,

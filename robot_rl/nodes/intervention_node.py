@@ -1,9 +1,9 @@
 """intervention_node: a SpaceMouse and/or keyboard (or none) -> ``/spacenav/twist`` and ``/spacenav/joy``.
 
 A drop-in for spacenav_node that also serves the keyboard: it opens the devices of
-``intervention.device`` raw (:func:`robot_rl.graph.joy.raw_device_config`) and
+``intervention.device`` raw (:func:`robot_rl.nodes.intervention.raw_device_config`) and
 publishes what it reads at ``ros.input_hz`` in spacenav's conventions, robot_rl's
-actions on Joy buttons 32-39 (the layout is in :mod:`robot_rl.graph.joy`). The actor
+actions on Joy buttons 32-39 (the layout is in :mod:`robot_rl.nodes.intervention`). The actor
 interprets it with the session's deadband, axis map, button meanings and intervene mode,
 the same way whether this node or spacenav_node publishes. An unplugged device logs
 one warning and then publishes neutral input (the human's intervention ends; the
@@ -20,7 +20,7 @@ import time
 
 from robot_rl.envs.intervention import FailSafeInput
 from robot_rl.errors import ConfigError
-from robot_rl.graph.joy import encode, raw_device_config
+from robot_rl.nodes.intervention import encode, raw_device_config
 from robot_rl.nodes.common import (
     StatusPublisher, declare_topics, load_session, log_core_to_console, node_base, qos,
 )

@@ -8,7 +8,7 @@ Launch arguments:
   (then the effective config is written to ``<run_dir>/session.yaml`` for the nodes);
 * ``run_dir``: where the params file goes (default: a new temporary directory).
 
-It builds the same :class:`~robot_rl.graph.description.GraphDescription` that
+It builds the same :class:`~robot_rl.nodes.description.GraphDescription` that
 ``robot-rl launch`` runs, writes its params file, and starts one ``launch_ros`` Node per
 node with that params file. Every node is launched with ``on_exit=Shutdown()``: when one
 exits (an actor that finished its episodes, or a node that died, which launch reports),
@@ -31,7 +31,7 @@ def _nodes(context: Any) -> list[Any]:
     from launch_ros.actions import Node
 
     from robot_rl.config import load_config, to_dict
-    from robot_rl.graph.description import PACKAGE, build_graph
+    from robot_rl.nodes.description import PACKAGE, build_graph
     path = _resolve(LaunchConfiguration("config").perform(context))
     overrides = [o.strip() for o in LaunchConfiguration("set").perform(context).split(";") if o.strip()]
     cfg = load_config(path, overrides)

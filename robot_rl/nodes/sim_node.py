@@ -1,11 +1,11 @@
-"""sim_node: one MuJoCo world in real time, on the same topics as a real robot (robot_rl.graph.sim_server).
+"""sim_node: one MuJoCo world in real time, on the same topics as a real robot (robot_rl.nodes.sim).
 
 Publishes what the controller and camera nodes publish (``/joint_states``,
 ``/robot/tcp_*`` at ``ros.state_hz``; per camera ``image_raw`` rgb8 and
 ``camera_info`` at its fps, rendered only while someone subscribes) and takes the same
 commands (``/robot/target_pose``, ``/robot/gripper/command``, ``/robot/posture``) under
 the same controller rules and watchdog. Sim only: ``/sim/reset`` -> ``/sim/reset_done``, ground truth on
-``/sim/task_state`` and ``/sim/success`` (see :mod:`robot_rl.graph.topics`).
+``/sim/task_state`` and ``/sim/success`` (see :mod:`robot_rl.nodes.topics`).
 
 Parameters: ``config``; ``topics.{joint_states, tcp_pose, tcp_twist, tcp_wrench,
 target_pose, gripper_command, posture, sim_reset, sim_reset_done, sim_task_state,
@@ -20,9 +20,9 @@ import json
 import sys
 import time
 
-from robot_rl.graph.sim_server import SimServer
-from robot_rl.graph.task import parse_reset_request
-from robot_rl.graph.topics import ROBOT_COMMANDS, ROBOT_STATE, SIM, camera_frame_id, task_state_names
+from robot_rl.nodes.sim import SimServer
+from robot_rl.nodes.task import parse_reset_request
+from robot_rl.nodes.topics import ROBOT_COMMANDS, ROBOT_STATE, SIM, camera_frame_id, task_state_names
 from robot_rl.nodes.common import (
     RobotStatePublisher, StatusPublisher, declare_topics, guarded, load_session, log_core_to_console, node_base,
     param_or, qos, subscribe_commands,

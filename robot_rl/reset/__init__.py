@@ -10,7 +10,7 @@
   a violation;
 * :mod:`~robot_rl.reset.sim`: scripted task resets of the MuJoCo tasks (the robot picks
   and places the cube, pulls the peg out), used by ``reset.mode: scripted``;
-* :mod:`~robot_rl.reset.backward`, :mod:`~robot_rl.reset.forward_backward`:
+* :mod:`~robot_rl.reset.backward`, :mod:`~robot_rl.training.reset_free`:
   reset-free practice, where a backward policy undoes the forward task;
 * :mod:`~robot_rl.reset.soak`: many resets in a row with checks (tests and benches).
 

@@ -18,7 +18,7 @@ classifier trained on pictures of the reset scene.
 Each spec also says when a scene is a valid start for either direction
 (:meth:`BackwardSpec.forward_ready`, :meth:`BackwardSpec.backward_ready`); the
 forward-backward loop uses that to decide what runs next (see
-:mod:`robot_rl.reset.forward_backward`). A scripted backward expert per task records
+:mod:`robot_rl.training.reset_free`). A scripted backward expert per task records
 demonstrations for the backward policy, in the env's action space.
 """
 

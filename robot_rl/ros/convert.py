@@ -209,7 +209,7 @@ def joint_state_from_msg(msg: Any) -> tuple[list[str], np.ndarray, np.ndarray, n
 
 
 def posture_msg(names: Sequence[str], q: np.ndarray | None, stiffness: float | None, t: float) -> Any:
-    """``/robot/posture`` (see :mod:`robot_rl.graph.topics`): a null-space posture, or the
+    """``/robot/posture`` (see :mod:`robot_rl.nodes.topics`): a null-space posture, or the
     configured one back (``q`` None: no names, no positions)."""
     if q is None:
         return msgs.JointState(header=header(t, ""))

@@ -6,7 +6,7 @@ stays under ``K * clip``, torques stay under their limits, no NaN reaches the ph
 and a command that cannot be used is rejected and counted, never raised. The
 :class:`Adversary` drives a MuJoCo arm through one entry point at a time (``"robot"``:
 ``Robot.command`` / ``set_posture``; ``"controller"``: the impedance controller;
-``"core"``: the controller node's rules, :class:`~robot_rl.graph.controller.ControllerCore`,
+``"core"``: the controller node's rules, :class:`~robot_rl.nodes.controller.ControllerCore`,
 which the caller passes in as ``make_core`` since sim imports nothing of the node graph)
 with the attacks below, and measures after every physics step. The CI suite
 (``tests/safety``) runs them at a small size; ``bench/safety_attacks.py`` at full size.
@@ -73,7 +73,7 @@ class Adversary:
         if channel not in CHANNELS:
             raise ValueError(f"channel must be one of {CHANNELS}, got {channel!r}")
         if channel == "core" and make_core is None:
-            raise ValueError("the 'core' channel needs make_core (e.g. robot_rl.graph.controller.ControllerCore)")
+            raise ValueError("the 'core' channel needs make_core (e.g. robot_rl.nodes.controller.ControllerCore)")
         self.cfg = cfg
         self.channel = channel
         self.rng = np.random.default_rng(seed)

@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from robot_rl.agents.policy import Policy
-from robot_rl.training.actor_loop import ActorLoop
+from robot_rl.data.rollout import ActorLoop
 
 
 @dataclass

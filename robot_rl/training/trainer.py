@@ -1,6 +1,6 @@
 """Single-process training: one env, one agent, two buffers, in one loop.
 
-Read :meth:`Trainer.run` top to bottom: an :class:`~robot_rl.training.actor_loop.ActorLoop`
+Read :meth:`Trainer.run` top to bottom: an :class:`~robot_rl.data.rollout.ActorLoop`
 steps the env with the current policy, a :class:`~robot_rl.training.learner.Learner`
 ingests each Step and runs the updates the UTD ratio asks for, and between steps the
 trainer logs, evaluates and checkpoints. The learning plane (separate actor and learner
@@ -51,7 +51,7 @@ from robot_rl.data.durable import durable_write_text
 from robot_rl.data.recording import make_source, record
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
 from robot_rl.errors import ConfigError, RobotRLError, one_line
-from robot_rl.training.actor_loop import ActorLoop
+from robot_rl.data.rollout import ActorLoop
 from robot_rl.training.checkpoint import (
     CheckpointError, checkpoint_exists, claim_run_dir, config_difference, global_rng_state, load_checkpoint,
     recover_checkpoint, save_checkpoint, set_global_rng_state)

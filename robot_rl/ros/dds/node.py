@@ -13,14 +13,14 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from robot_rl.ros.clock import Clock
+from robot_rl.ros.dds.clock import Clock
 from robot_rl.ros.dds.runtime import Context, Executor, default_context
 from robot_rl.ros.errors import MessageError
-from robot_rl.ros.log import Logger
+from robot_rl.ros.dds.log import Logger
 from robot_rl.ros.messages import Message, deserialize, serialize
-from robot_rl.ros.names import normalize_namespace, resolve_topic_name, validate_node_name
-from robot_rl.ros.parameters import Parameter, ParameterDescriptor, ParameterTable
-from robot_rl.ros.qos import QoSProfile, as_profile
+from robot_rl.ros.dds.names import normalize_namespace, resolve_topic_name, validate_node_name
+from robot_rl.ros.dds.parameters import Parameter, ParameterDescriptor, ParameterTable
+from robot_rl.ros.dds.qos import QoSProfile, as_profile
 from robot_rl.ros.status import NodeStatusMixin
 
 
@@ -146,7 +146,7 @@ class Node(NodeStatusMixin):
         self.context = context or default_context
         if not self.context.ok():
             raise RuntimeError("robot_rl.ros.init() must be called before creating a node")
-        from robot_rl.ros.arguments import RosArguments, parse_ros_args
+        from robot_rl.ros.dds.arguments import RosArguments, parse_ros_args
 
         global_args = self.context.args if use_global_arguments else RosArguments()
         local_args = parse_ros_args(list(cli_args)) if cli_args else RosArguments()

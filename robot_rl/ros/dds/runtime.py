@@ -18,7 +18,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
-from robot_rl.ros.arguments import RosArguments, parse_ros_args
+from robot_rl.ros.dds.arguments import RosArguments, parse_ros_args
 
 if TYPE_CHECKING:
     from robot_rl.ros.dds.node import Node
@@ -202,7 +202,7 @@ def init(*, args: list[str] | None = None, context: Context | None = None, domai
     ctx.init(args)
     if signal_handler_options is None or str(signal_handler_options).endswith(("ALL", "SIGINT", "SIGTERM")):
         _install_signal_handlers(ctx)
-    from robot_rl.ros.log import install_console_handler
+    from robot_rl.ros.dds.log import install_console_handler
 
     install_console_handler(_log_level(ctx.args.log_level))
     return ctx

@@ -1,0 +1,165 @@
+"""The actor process: ``robot-rl actor --config ... --learner HOST:PORT``.
+
+It steps one env with its own copy of the policy (an
+:class:`~robot_rl.data.rollout.ActorLoop`, as single-process training does),
+hands every Step to the :class:`~robot_rl.training.remote.client.ActorClient`, and between two
+steps swaps in the newest weights the client received. Nothing in the loop waits on the
+network: while the learner is away the actor keeps acting with the weights it has, and
+its steps wait in the client's bounded queue.
+
+The env comes from ``env_fn`` (a sim env by default); the ROS actor node passes its
+topic-backed env and uses the same class.
+
+Until the learner has trained at all (weights from 0 updates) the first
+``train.random_steps`` steps take uniform random actions, as single-process training does.
+
+Sim only, ``learning.sync_steps: N``: the actor takes at most N steps with one weight
+version while it is connected, then waits for the next version (the learner publishes
+one as soon as it has caught up with the data it received).
+A sim env does not mind pausing between steps, and this keeps actors from running ahead
+of a slow learner, so how much the policy lags behind the data no longer depends on the
+machine's speed (as in single-process training). A robot never waits: leave it 0. While
+the learner is away the actor does not wait either.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import zlib
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from robot_rl.agents.policy import Policy
+from robot_rl.config import Config
+from robot_rl.training.remote.client import ActorClient
+from robot_rl.training.remote.errors import LearningError
+from robot_rl.training.remote.spaces import EnvSpaces
+from robot_rl.data.rollout import ActorLoop
+
+log = logging.getLogger(__name__)
+
+EnvFn = Callable[[Config], gym.Env]
+
+
+def _sim_env(cfg: Config) -> gym.Env:
+    """A sim env with the configured reward classifier and intervention device."""
+    from robot_rl.envs import make_actor_env
+
+    return make_actor_env(cfg)
+
+
+class ActorProcess:
+    """One env, one policy copy, one link to the learner."""
+
+    def __init__(self, cfg: Config, token: str, *, target: str | None = None, actor_id: str | None = None,
+                 env_fn: EnvFn | None = None, seed: int | None = None) -> None:
+        self.cfg = cfg
+        self.env = (env_fn or _sim_env)(cfg)
+        spaces = EnvSpaces.from_gym(self.env.observation_space, self.env.action_space)
+        self.client = ActorClient(cfg.learning, spaces, token, target=target, actor_id=actor_id)
+        self.actor_id = self.client.actor_id
+        self.seed = seed if seed is not None else cfg.seed + 1 + zlib.crc32(self.actor_id.encode()) % 1_000_000
+        torch.manual_seed(self.seed)
+        self.policy = Policy(cfg.agent, self.env.observation_space, self.env.action_space)
+        self.policy.eval()
+        self.generator = torch.Generator().manual_seed(self.seed)
+        self.random = np.random.default_rng(self.seed)
+        self.loop = ActorLoop(self.env, self, seed=self.seed)
+        self.trained = False  # weights from a learner that has updated at least once
+        self.steps = 0
+        self.episodes = 0
+        self.successes = 0
+        self.weight_swaps = 0
+        self.versions: list[int] = []  # every weight version swapped in, in order
+        self.steps_on_version = 0
+        self.waited_s = 0.0  # time spent waiting for weights (sync_steps)
+        self.finished: list[Any] = []  # EpisodeStats of every episode this actor finished
+        self._stop = False
+
+    # the ActorLoop's policy
+    def act(self, obs: dict[str, np.ndarray]) -> np.ndarray:
+        if not self.trained and self.steps < self.cfg.train.random_steps:
+            return self.random.uniform(-1.0, 1.0, self.env.action_space.shape).astype(np.float32)
+        return self.policy.act(obs, deterministic=False, generator=self.generator)
+
+    def stop(self) -> None:
+        """Finish the episode in progress, then stop."""
+        self._stop = True
+
+    def run(self, *, max_steps: int | None = None, max_episodes: int | None = None,
+            flush_timeout: float = 30.0) -> dict[str, Any]:
+        """Act until stopped or a limit is reached (always at an episode end)."""
+        cfg = self.cfg.learning
+        period = 1.0 / cfg.actor_max_hz if cfg.actor_max_hz > 0 else 0.0
+        self.client.start()
+        log.info("actor %s: %s, learner %s", self.actor_id, self.cfg.task.name, self.client.target)
+        next_tick = last_log = time.monotonic()
+        try:
+            while True:
+                self.client.check()
+                self._swap_weights()
+                if cfg.sync_steps and self.steps_on_version >= cfg.sync_steps:
+                    if self.client.connected and not self._stop:
+                        self.client.outbox.seal()  # the learner needs these steps to move on
+                        self.waited_s += 0.002
+                        time.sleep(0.002)
+                        continue
+                step = self.loop.step()
+                self.steps_on_version += 1
+                self.client.submit(step)
+                self.steps += 1
+                if self.loop.last_episode is not None:
+                    self.finished.append(self.loop.last_episode)
+                    self.episodes += 1
+                    self.successes += int(self.loop.last_episode.success)
+                    if self._stop or (max_steps is not None and self.steps >= max_steps) or \
+                            (max_episodes is not None and self.episodes >= max_episodes):
+                        break
+                now = time.monotonic()
+                if now - last_log >= cfg.log_every_s:
+                    self._log_progress()
+                    last_log = now
+                if period:
+                    next_tick = max(next_tick + period, now - period)
+                    time.sleep(max(0.0, next_tick - time.monotonic()))
+        finally:
+            flushed = self.client.close(flush_timeout=flush_timeout)
+            self.env.close()
+        self.client.check()
+        summary = self.summary()
+        summary["flushed"] = flushed
+        return summary
+
+    def _swap_weights(self) -> None:
+        weights = self.client.take_weights()
+        if weights is None:
+            return
+        try:
+            self.policy.load_weights(weights.tensors)
+        except ValueError as err:
+            raise LearningError(f"actor {self.actor_id}: weights v{weights.version} from the learner do not fit "
+                                f"this actor's policy ({err}); do both use the same config?") from None
+        self.trained = self.trained or weights.learner_updates > 0
+        self.weight_swaps += 1
+        self.steps_on_version = 0
+        self.versions.append(weights.version)
+
+    def _log_progress(self) -> None:
+        s = self.client.stats()
+        log.info("actor %s: %d steps, %d episodes (%d successes), weights v%d, %s, %d queued, %d dropped",
+                 self.actor_id, self.steps, self.episodes, self.successes, s["weight_version"],
+                 "connected" if s["connected"] else f"learner away ({s['last_error'] or 'connecting'})",
+                 s["queued_steps"], s["dropped_steps"])
+
+    def summary(self) -> dict[str, Any]:
+        s = self.client.stats()
+        return {"actor_id": self.actor_id, "steps": self.steps, "episodes": self.episodes,
+                "successes": self.successes, "weight_version": s["weight_version"],
+                "weight_swaps": self.weight_swaps, "acked_steps": s["acked_steps"],
+                "queued_steps": s["queued_steps"], "dropped_steps": s["dropped_steps"],
+                "dropped_intervention_steps": s["dropped_intervention_steps"],
+                "resent_steps": s["resent_steps"], "connects": s["connects"], "waited_s": round(self.waited_s, 1)}

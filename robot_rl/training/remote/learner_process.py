@@ -1,0 +1,402 @@
+"""The learner process: ``robot-rl learner --config ...``.
+
+It serves any number of actors (:class:`~robot_rl.training.remote.server.LearnerServer`), joins
+their batches into episodes (:class:`~robot_rl.training.remote.assembler.EpisodeAssembler`),
+and trains the same :class:`~robot_rl.training.learner.Learner` single-process training
+uses. Read :meth:`LearnerProcess.run` top to bottom: take finished episodes into replay,
+run the updates the update-to-data ratio allows, push weights, evaluate, checkpoint.
+
+Update-to-data ratio: ``train.utd_ratio`` critic updates per env step *received* (from
+all actors together, counted when a batch arrives), after ``train.learning_starts``
+steps; with ``learning.updates: max`` it updates as fast as it can instead.
+
+Weights go to every actor every ``learning.weights_every_updates`` updates or
+``learning.weights_every_s`` seconds, whichever comes first, and whenever the learner
+has caught up with newly received data when ``learning.sync_steps`` is set (sim actors
+that wait for a new version then go on as soon as the learner is ready for more).
+
+What survives ``kill -9`` (run directory = ``train.run_dir``):
+
+* ``replay/``: every finished online episode, written and fsync'd before the batch that
+  ended it is acknowledged (:mod:`robot_rl.training.remote.replay_log`); interventions are in
+  there with their flag and go to the demo buffer as well when read back;
+* ``demos/`` (scripted demos recorded at the first start) or ``train.demos``;
+* ``learner/checkpoint.npz`` (every ``learning.checkpoint_every_s``, no pickle): the
+  agent with its optimizers, temperature and RNGs, the sampling RNG and counters;
+* ``learner/state.json``: the last weight version published, so versions keep growing.
+
+``--resume`` loads the checkpoint, reads the whole replay log back into the buffers, and
+tells the server which batches it already holds; actors resend the unfinished part of
+the episode they were in (see :mod:`robot_rl.training.remote.outbox`). So a restarted learner
+holds every transition of every episode an actor finished.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+import torch
+import yaml
+
+from robot_rl.config import Config, read_yaml, to_dict
+from robot_rl.data.durable import durable_write_text, remove_stale
+from robot_rl.data.demos import DemoWriter, episode_files, load_demos
+from robot_rl.data.spaces import spaces_spec, spec_mismatch
+from robot_rl.errors import ConfigError, RobotRLError
+from robot_rl.training.remote.assembler import Episode, EpisodeAssembler
+from robot_rl.training.remote.checkpoint import load_tree, save_tree
+from robot_rl.training.remote.replay_log import EpisodeLog
+from robot_rl.training.remote.server import LearnerServer
+from robot_rl.training.remote.spaces import EnvSpaces
+from robot_rl.training.checkpoint import claim_run_dir, config_difference
+from robot_rl.training.learner import Learner
+
+log = logging.getLogger(__name__)
+
+EnvFn = Callable[[Config], gym.Env]
+RUN_FILES = ("learner", "replay", "demos", "config.yaml", "tb", "evals.jsonl")
+
+
+def sim_env(cfg: Config) -> gym.Env:
+    from robot_rl.envs import make_env  # sim: imported only when a sim env is built
+
+    return make_env(cfg)
+
+
+def spaces_env(cfg: Config) -> gym.Env:
+    """An env with the config's spaces, built in sim even for a hardware config.
+
+    The learner needs the observation and action spaces, not a robot: they follow from
+    the config's env and camera sections, which a sim world of the same config shares.
+    """
+    if cfg.robot.backend == "sim":
+        return sim_env(cfg)
+    from dataclasses import replace
+
+    cams = {k: replace(c, backend="sim") for k, c in cfg.cameras.items()}
+    return sim_env(replace(cfg, robot=replace(cfg.robot, backend="sim"), cameras=cams))
+
+
+class LearnerProcess:
+    """One learner serving many actors; see the module docstring."""
+
+    def __init__(self, cfg: Config, token: str, *, resume: bool = False, force: bool = False,
+                 env_fn: EnvFn | None = None, evaluate: bool | None = None, tensorboard: bool = True) -> None:
+        self.cfg = cfg
+        tc, lc = cfg.train, cfg.learning
+        self.run_dir = Path(tc.run_dir)
+        self.state_dir = self.run_dir / "learner"
+        _prepare_run_dir(self.run_dir, resume, force)
+        if tc.torch_threads:
+            torch.set_num_threads(tc.torch_threads)
+        torch.manual_seed(cfg.seed)
+        self.env_fn = env_fn or spaces_env
+        env = self.env_fn(cfg)
+        self.obs_space, self.action_space = env.observation_space, env.action_space
+        self.eval_env: gym.Env | None = env if (evaluate if evaluate is not None else cfg.robot.backend == "sim") \
+            else None
+        if self.eval_env is None:
+            env.close()
+        self.spec = spaces_spec(self.obs_space, self.action_space)
+        self.learner = Learner(cfg.agent, tc, self.obs_space, self.action_space, seed=cfg.seed)
+        self.replay = EpisodeLog(self.run_dir / "replay", self.obs_space, self.action_space,
+                                 task=cfg.task.name, env_config=to_dict(cfg.env))
+        # Memory per actor is bounded: an unfinished episode longer than this is refused.
+        self.assembler = EpisodeAssembler(self.replay, max_open_steps=lc.episode_cap(cfg.env.max_episode_steps))
+        self.weight_version = 0
+        self.episodes = 0
+        self.recent_success: list[float] = []
+        self.evals: list[dict[str, Any]] = []
+        self._stop = threading.Event()
+        self._received_at_push = 0
+        self._next_eval = tc.eval_every if tc.eval_every else None
+        if resume:
+            self._check_resume()
+            if self.state_dir.is_dir():
+                remove_stale(self.state_dir)  # a checkpoint or state file a crash left half-written
+        else:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            durable_write_text(self.run_dir / "config.yaml", yaml.safe_dump(to_dict(cfg), sort_keys=False))
+        self._load_demos(resume)
+        if resume:
+            self._restore()
+        from robot_rl.training.metrics import MetricsLog
+
+        self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard)
+        self.server = LearnerServer(lc, EnvSpaces.from_gym(self.obs_space, self.action_space), self.assembler,
+                                    token, acked=self.assembler.acked(), weight_version=self.weight_version)
+
+    # --- setup -----------------------------------------------------------------------
+
+    def _check_resume(self) -> None:
+        saved_path = self.run_dir / "config.yaml"
+        if saved_path.is_file():
+            try:
+                saved = read_yaml(saved_path)
+            except ConfigError as err:
+                raise RobotRLError(f"--resume: cannot read the run's config: {err}") from None
+            current = to_dict(self.cfg)
+            saved.pop("learning", None)
+            current.pop("learning", None)  # address, token, limits may change between starts
+            diff = config_difference(saved, current, defaults=to_dict(Config()))
+            if diff:
+                raise RobotRLError(f"--resume: {self.run_dir} was started with another config: {diff}")
+
+    def _load_demos(self, resume: bool) -> None:
+        tc = self.cfg.train
+        if tc.demos:
+            episodes, source = load_demos(tc.demos, self.obs_space, self.action_space), tc.demos
+        elif tc.scripted_demos > 0:
+            directory = self.run_dir / "demos"
+            if not (resume and directory.is_dir() and len(episode_files(directory)) >= tc.scripted_demos):
+                self._record_scripted(directory, tc.scripted_demos)
+            episodes = load_demos(directory, self.obs_space, self.action_space)
+            source = str(directory)
+        else:
+            log.info("no demos: the demo buffer holds interventions only")
+            return
+        n = self.learner.add_demos(episodes)
+        log.info("demo buffer: %d transitions from %s", n, source)
+
+    def _record_scripted(self, directory: Path, count: int) -> None:
+        from robot_rl.data.recording import make_source, record
+
+        env = sim_env(self.cfg)
+        try:
+            writer = DemoWriter(directory, env.observation_space, env.action_space, task=self.cfg.task.name,
+                                source="scripted", env_config=to_dict(self.cfg.env), force=True)
+            summary = record(env, make_source("scripted", env, self.cfg), writer, count,
+                             seed=self.cfg.seed + 1_000_000)
+        finally:
+            env.close()
+        if summary.saved < count:
+            raise RobotRLError(f"the scripted expert succeeded in only {summary.saved} of {summary.attempted} "
+                               f"episodes; cannot record {count} demos")
+        log.info("recorded %d scripted demos in %s", summary.saved, directory)
+
+    def _restore(self) -> None:
+        state_file = self.state_dir / "state.json"
+        if state_file.is_file():
+            self.weight_version = int(json.loads(state_file.read_text()).get("weight_version", 0))
+        checkpoint = self.state_dir / "checkpoint.npz"
+        if checkpoint.is_file():
+            state = load_tree(checkpoint)
+            mismatch = spec_mismatch(state["spaces"], self.spec)
+            if mismatch:
+                raise RobotRLError(f"{checkpoint} was made for other spaces: {mismatch}")
+            self.learner.agent.load_state_dict(state["agent"])
+            self.learner.rng.bit_generator.state = state["rng"]
+            self.episodes = int(state["episodes"])
+            self.evals = list(state["evals"])
+            self._next_eval = state["next_eval"]
+        else:
+            log.warning("no checkpoint in %s: the agent starts fresh, on the saved replay", self.state_dir)
+        online = interventions = 0
+        for logged in self.replay.read_all():
+            self._ingest_steps(logged.steps)
+            self.assembler.restore(logged.meta, len(logged.steps))
+            online += len(logged.steps)
+            interventions += sum(1 for s in logged.steps if s.intervened)
+        self.learner.env_steps = online
+        log.info("resumed %s: %d updates, %d online steps in %d episodes (%d interventions), weights v%d",
+                 self.run_dir, self.learner.updates_done, online, self.assembler.episodes, interventions,
+                 self.weight_version)
+
+    def _ingest_steps(self, steps: list) -> None:
+        """One whole episode into replay (interventions into the demo buffer too: Learner.ingest)."""
+        for step in steps:
+            self.learner.ingest(step)
+
+    def save(self) -> Path:
+        state = {"agent": self.learner.agent.state_dict(), "rng": self.learner.rng.bit_generator.state,
+                 "spaces": self.spec, "episodes": self.episodes, "evals": self.evals, "next_eval": self._next_eval,
+                 "received_steps": self.assembler.received_steps}
+        return save_tree(self.state_dir / "checkpoint.npz", state)
+
+    # --- the loop --------------------------------------------------------------------
+
+    @property
+    def received_steps(self) -> int:
+        return self.assembler.received_steps
+
+    def updates_due(self) -> int:
+        learner = self.learner
+        if len(learner.online) + len(learner.demo) == 0:
+            return 0
+        if self.cfg.learning.updates == "max":
+            return 1 << 30
+        steps = self.received_steps - self.cfg.train.learning_starts
+        if steps <= 0:
+            return 0
+        return max(0, math.floor(self.cfg.train.utd_ratio * steps + 1e-9) - learner.updates_done)
+
+    def _budget_done(self) -> bool:
+        """The updates that ``train.total_env_steps`` steps call for are done (more data may keep coming)."""
+        tc = self.cfg.train
+        if self.cfg.learning.updates == "max":
+            return True
+        target = math.floor(tc.utd_ratio * max(0, tc.total_env_steps - tc.learning_starts) + 1e-9)
+        return self.learner.updates_done >= target or self.updates_due() == 0
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def run(self, *, max_updates: int | None = None, max_seconds: float | None = None,
+            host: str | None = None, port: int | None = None) -> dict[str, Any]:
+        """Serve and train until stopped, ``train.total_env_steps`` received, or a limit."""
+        tc, lc = self.cfg.train, self.cfg.learning
+        learner = self.learner
+        bound = self.server.start(host=host, port=port)
+        (self.state_dir / "port").write_text(f"{bound}\n")
+        start = time.monotonic()
+        self._publish()
+        if self.eval_env is not None and not self.evals and tc.eval_episodes:
+            self.evaluate()  # the starting point that later evaluations are compared with
+        last_push, pushed_at = learner.updates_done, time.monotonic()
+        last_save = last_log = time.monotonic()
+        try:
+            while not self._stop.is_set():
+                due = self.updates_due()
+                for episode in self.assembler.take(timeout=0.0 if due else 0.05):
+                    self._ingest(episode)
+                due = self.updates_due()
+                if max_updates is not None:
+                    due = min(due, max_updates - learner.updates_done)
+                for _ in range(min(due, 10)):  # small chunks: stay responsive to pushes and new data
+                    learner.update()
+                now = time.monotonic()
+                new_updates = learner.updates_done - last_push
+                # Caught up with new data: a version for actors that wait for one (learning.sync_steps).
+                caught_up = bool(lc.sync_steps) and self.received_steps > self._received_at_push and \
+                    self.updates_due() == 0
+                if new_updates >= lc.weights_every_updates or caught_up or \
+                        (new_updates and now - pushed_at >= lc.weights_every_s):
+                    self._publish()
+                    last_push, pushed_at = learner.updates_done, now
+                eval_due = self._next_eval is not None and self.received_steps >= self._next_eval
+                if eval_due and self.eval_env is not None:
+                    self.evaluate()
+                    while self._next_eval <= self.received_steps:
+                        self._next_eval += tc.eval_every
+                if now - last_save >= lc.checkpoint_every_s:
+                    self.save()
+                    last_save = now
+                if now - last_log >= lc.log_every_s:
+                    self._log_progress()
+                    last_log = now
+                if max_updates is not None and learner.updates_done >= max_updates:
+                    break
+                if max_seconds is not None and now - start >= max_seconds:
+                    break
+                if self.received_steps >= tc.total_env_steps and self._budget_done():
+                    log.info("received train.total_env_steps=%d steps and trained on them; stopping",
+                             tc.total_env_steps)
+                    break
+                if tc.stop_at_success is not None and self.evals and \
+                        self.evals[-1]["success_rate"] >= tc.stop_at_success:
+                    break
+            if self.eval_env is not None and tc.eval_episodes and \
+                    (not self.evals or self.evals[-1]["updates"] != learner.updates_done):
+                self.evaluate()  # where the run ended
+        finally:
+            if learner.updates_done != last_push:
+                self._publish()
+            self.save()
+            self._log_progress()
+            self.server.stop(grace=2.0)
+            self.metrics.close()
+        return self.summary()
+
+    def _ingest(self, episode: Episode) -> None:
+        self._ingest_steps(episode.steps)
+        self.episodes += 1
+        self.recent_success = (self.recent_success + [float(episode.success)])[-20:]
+        n, m = self.received_steps, self.metrics
+        m.scalar("episode/success", float(episode.success), n)
+        m.scalar("episode/return", episode.ret, n)
+        m.scalar("episode/length", len(episode.steps), n)
+        m.scalar("episode/intervention_rate", episode.interventions / max(1, len(episode.steps)), n)
+
+    def _publish(self) -> None:
+        # Read first: steps that arrive from here on were taken with this version or an older one.
+        self._received_at_push = self.received_steps
+        updates, weights = self.learner.weights()
+        self.weight_version = self.server.publish_weights(weights, learner_updates=updates)
+        _write_json(self.state_dir / "state.json", {"weight_version": self.weight_version, "updates": updates})
+
+    def evaluate(self) -> dict[str, Any]:
+        from robot_rl.training.evaluation import evaluate
+
+        tc = self.cfg.train
+        steps = self.received_steps  # data keeps arriving while the evaluation runs
+        result = evaluate(self.eval_env, self.learner.agent.policy, tc.eval_episodes, tc.eval_seed)
+        record = {"env_steps": steps, "updates": self.learner.updates_done,
+                  "weight_version": self.weight_version, **result.as_dict()}
+        self.evals.append(record)
+        self.metrics.eval(record)
+        log.info("eval at %d env steps, %d updates: success %.0f%%", record["env_steps"], record["updates"],
+                 100 * record["success_rate"])
+        return record
+
+    def _log_progress(self) -> None:
+        n, learner = self.received_steps, self.learner
+        self.metrics.agent_metrics(learner.last_metrics, n)
+        self.metrics.scalar("perf/updates_per_s", learner.updates_per_second(), n)
+        self.metrics.scalar("buffer/online", len(learner.online), n)
+        self.metrics.scalar("buffer/demo", len(learner.demo), n)
+        self.metrics.flush()
+        actors = {k: v.as_dict() for k, v in self.server.actor_stats().items()}
+        success = f"{np.mean(self.recent_success):.0%}" if self.recent_success else "-"
+        log.info("learner: %d env steps received, %d updates, %d episodes (recent success %s), weights v%d, "
+                 "%d actors", n, learner.updates_done, self.episodes, success, self.weight_version, len(actors))
+        for name, a in actors.items():
+            log.info("  actor %s: %d steps, %d episodes, %d successes, %d intervention steps, %d dropped, "
+                     "%d batches refused, weights v%d sent", name, a["steps"], a["episodes"], a["successes"],
+                     a["intervention_steps"], a["report"]["dropped_steps"], a["rejected"] + a["out_of_order"],
+                     a["weight_version_sent"])
+        refused = self.server.refusals()
+        if refused:
+            log.info("  refused calls and batches by cause: %s", refused)
+        _write_json(self.state_dir / "stats.json", self.summary())
+
+    def summary(self) -> dict[str, Any]:
+        return {"received_steps": self.received_steps, "episodes": self.assembler.episodes,
+                "updates": self.learner.updates_done, "updates_due": min(self.updates_due(), 1 << 30),
+                "weight_version": self.weight_version,
+                "online_transitions": len(self.learner.online), "demo_transitions": len(self.learner.demo),
+                "duplicate_steps": self.assembler.duplicate_steps, "lost_steps": self.assembler.lost_steps,
+                "refused": self.server.refusals(),
+                "evals": self.evals, "actors": {k: v.as_dict() for k, v in self.server.actor_stats().items()}}
+
+    def close(self) -> None:
+        if self.eval_env is not None:
+            self.eval_env.close()
+
+
+def _prepare_run_dir(run_dir: Path, resume: bool, force: bool) -> None:
+    if resume:
+        if not (run_dir / "replay").is_dir() and not (run_dir / "learner").is_dir():
+            raise RobotRLError(f"--resume: {run_dir} holds no learner run")
+        return
+    claim_run_dir(run_dir, RUN_FILES, force)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    durable_write_text(path, json.dumps(data, default=float))
+
+
+def install_stop_signals(stop: Callable[[], None]) -> None:
+    """SIGTERM (and SIGINT) end the loop cleanly: checkpoint, last weights, goodbye."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop())
