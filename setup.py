@@ -46,7 +46,8 @@ setup(
         "sim": ["mujoco>=3.2"],
         "real": REAL,
         # dev = sim + the hardware libraries (tests drive them at their library boundary) + test tools
-        "dev": ["pytest>=7", "rosbags>=0.10", "catkin_pkg>=1.0", "grpcio-tools>=1.85.1", "mujoco>=3.2", *REAL],
+        "dev": ["pytest>=7", "ruff==0.17.6", "rosbags>=0.10", "catkin_pkg>=1.0", "grpcio-tools>=1.85.1", "mujoco>=3.2",
+                *REAL],
     },
     entry_points={
         "console_scripts": [f"robot-rl = {PACKAGE}.cli:main"]

@@ -1,11 +1,11 @@
 """50 consecutive scripted auto-resets per task, each after an episode that disturbed the scene.
 
-    python bench/auto_reset.py [--resets 50] [--task pick_cube|peg_insert|both]
+    python bench/auto_reset.py [--resets 50] [--task <config name>|all]
 
-Every episode is played by the scripted expert (which lifts the cube or inserts the
-peg) or, every other episode, by random actions (which push things about); then the
-env resets with ``reset.mode: scripted``: the robot itself brings the objects back
-through the controller. After each reset it checks that the object is inside the
+Every registered task by default. Every episode is played by the task's scripted expert
+(which does the task) or, every other episode, by random actions (which push things
+about); then the env resets with ``reset.mode: scripted``: the robot itself brings the
+objects back through the controller. After each reset it checks that the object is inside the
 task's randomization range and the TCP inside the safety box, and it sums what the
 resets did to the controller: violations (box-clipped or rejected targets, watchdog
 holds) and pose-error-clipped cycles, both expected to be 0 (see
@@ -19,24 +19,26 @@ import argparse
 import json
 import logging
 
-from robot_rl.config import load_config
+from robot_rl.assemble import make_env
 from robot_rl.paths import resolve_config
 from robot_rl.reset.soak import reset_soak
+from robot_rl.tasks import all_tasks, load_config
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--resets", type=int, default=50)
-    parser.add_argument("--task", choices=["pick_cube", "peg_insert", "both"], default="both")
+    configs = [spec.config for spec in all_tasks()]
+    parser.add_argument("--task", choices=[*configs, "all"], default="all", help="a task by config name, or all")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    tasks = ["pick_cube", "peg_insert"] if args.task == "both" else [args.task]
+    tasks = configs if args.task == "all" else [args.task]
     figures = {}
     for config in tasks:
         cfg = load_config(resolve_config(config), ["reset.mode=scripted", *args.set])
-        f = figures[config] = reset_soak(cfg, args.resets, seed=args.seed).as_dict()
+        f = figures[config] = reset_soak(cfg, make_env(cfg), args.resets, seed=args.seed).as_dict()
         print(f"{f['task']}: {f['resets']} resets, object in range {f['in_range']}/{f['resets']}, robot in box "
               f"{f['in_box']}/{f['resets']}, {f['violations']} violations, {f['error_clipped_cycles']} error-clipped "
               f"cycles, {f['teleports']} teleports, {f['joint_resets']} joint resets, grasp attempts "

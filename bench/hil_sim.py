@@ -1,11 +1,12 @@
 """Human in the loop in sim: training episodes to >= 90% success, with and without interventions.
 
-The whole HIL-SERL loop on PickCube with no person: frames labelled by sim ground truth
-train a reward classifier (``robot-rl train-reward``'s code); then SAC trains with its
-reward coming from that classifier only, once with the simulated intervener taking over
-when the policy stalls or drifts (``intervention.device: simulated``; its corrections go
-into both buffers) and once without. The cameras are on for the classifier while the
-agent learns from proprioception (``env.policy_keys: [state]``), so it runs on a CPU.
+The whole HIL-SERL loop on a task (``--task``, by default the registry's first) with no
+person: frames labelled by sim ground truth train a reward classifier (``robot-rl
+train-reward``'s code); then SAC trains with its reward coming from that classifier only,
+once with the simulated intervener taking over when the policy stalls or drifts
+(``intervention.device: simulated``; its corrections go into both buffers) and once
+without. The cameras are on for the classifier while the agent learns from
+proprioception (``env.policy_keys: [state]``), so it runs on a CPU.
 Evaluation is deterministic, every ``--eval-every`` env steps, and scored by ground truth.
 
     python bench/hil_sim.py                          # 3 seeds, both arms
@@ -20,12 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
 
-from robot_rl.config import load_config
 from robot_rl.paths import resolve_config
+from robot_rl.tasks import all_tasks, load_config
 from robot_rl.training.trainer import train
 
 ARMS = {"with interventions": "simulated", "without interventions": "none"}
@@ -33,6 +35,7 @@ ARMS = {"with interventions": "simulated", "without interventions": "none"}
 
 def train_reward(args: argparse.Namespace) -> Path:
     """Record ground-truth-labelled frames and train the classifier; returns its path."""
+    from robot_rl.assemble import reward_recording_env
     from robot_rl.reward.collect import record_sim
     from robot_rl.reward.dataset import load_frames
     from robot_rl.reward.train import save_result, train_classifier
@@ -40,7 +43,8 @@ def train_reward(args: argparse.Namespace) -> Path:
     out = Path(args.out)
     cfg = load_config(resolve_config(args.task), ["env.obs_mode=pixels", *args.reward_overrides])
     start = time.perf_counter()
-    record_sim(cfg, out / "frames", frames=args.frames, seed=args.frame_seed)
+    with closing(reward_recording_env(cfg)) as env:
+        record_sim(cfg, out / "frames", env, frames=args.frames, seed=args.frame_seed)
     result = train_classifier(load_frames(out / "frames"), cfg.reward, seed=0)
     held = result.report["held_out"]
     print(f"reward classifier: held-out accuracy {held['accuracy']:.4f}, FPR {held['fpr']:.4f}, "
@@ -77,7 +81,8 @@ def run_one(arm: str, seed: int, classifier: Path, args: argparse.Namespace) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task", default="pick_cube")
+    configs = [spec.config for spec in all_tasks()]
+    parser.add_argument("--task", default=configs[0], choices=configs, help="the task, by config name")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--demos", type=int, default=20, help="scripted demos in the demo buffer at the start")
     parser.add_argument("--budget", type=int, default=15_000, help="env steps per run at most")

@@ -72,7 +72,8 @@ def time_updates(learner: Learner, updates: int, warmup: int = 2, max_seconds: f
     return done / (time.perf_counter() - start)
 
 
-def case(name: str, agent_cfg: AgentConfig, cameras: int, args: argparse.Namespace, updates: int) -> tuple[float, Learner]:
+def case(name: str, agent_cfg: AgentConfig, cameras: int, args: argparse.Namespace,
+         updates: int) -> tuple[float, Learner]:
     space = obs_space(cameras)
     train_cfg = TrainConfig(batch_size=args.batch, replay_capacity=4 * EPISODE * 10, demo_capacity=4 * EPISODE * 10,
                             device=args.device)

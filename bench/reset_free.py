@@ -1,6 +1,6 @@
 """Forward-backward practice in sim: no human, no teleport, both success rates over time.
 
-    python bench/reset_free.py [--task pick_cube|peg_insert|both] [--sim-minutes 30]
+    python bench/reset_free.py [--task <config name>|all] [--sim-minutes 30]
                                [--demos N] [--windows 3] [--set key=value ...]
 
 For each task: build one MuJoCo world, set it up once (the only teleport), record
@@ -24,36 +24,29 @@ import time
 
 import torch
 
-from robot_rl.config import load_config
 from robot_rl.paths import resolve_config
 from robot_rl.reset.backward import make_backward_expert
-from robot_rl.training.reset_free import BACKWARD, FORWARD, ForwardBackward, collect_demos, practice
-from robot_rl.sim.experts import make_expert
+from robot_rl.tasks import TaskSpec, all_tasks, load_config
 from robot_rl.training.learner import Learner
+from robot_rl.training.reset_free import BACKWARD, FORWARD, ForwardBackward, collect_demos, practice
 
 # Settings for this bench (each can be overridden with --set): state observations, a
 # learner per direction with the RLPD defaults, one update per env step, one thread.
 BENCH_SETTINGS = ["train.utd_ratio=1", "train.learning_starts=200", "train.batch_size=256", "train.torch_threads=1"]
-# Per task, on top: PickCube learns too slowly on its full +-8 cm range for a 30-minute
-# run on a CPU (as with teleport resets), so the bench narrows the range to +-3 cm and
-# uses the discrete gripper critic, a low initial temperature and two updates per step.
-TASK_SETTINGS = {
-    "pick_cube": ["task.params.cube_xy_range=[0.03, 0.03]", "agent.gripper_critic=true",
-                  "agent.init_temperature=0.01", "train.utd_ratio=2"],
-    "peg_insert": [],
-}
-TASK_DEMOS = {"pick_cube": 30, "peg_insert": 20}
+# Per task, on top: the task's own ``reset_free_overrides`` and ``reset_free_demos``
+# (robot_rl/tasks/<task>/__init__.py), e.g. a narrower range where a task learns too
+# slowly for a 30-minute run on a CPU.
 
 
-def run_task(config: str, args: argparse.Namespace) -> dict:
-    cfg = load_config(resolve_config(config), BENCH_SETTINGS + TASK_SETTINGS[config] + list(args.set))
-    n_demos = args.demos if args.demos is not None else TASK_DEMOS[config]
+def run_task(spec: TaskSpec, args: argparse.Namespace) -> dict:
+    cfg = load_config(resolve_config(spec.config), BENCH_SETTINGS + list(spec.reset_free_overrides) + list(args.set))
+    n_demos = args.demos if args.demos is not None else spec.reset_free_demos
     torch.manual_seed(args.seed)
     if cfg.train.torch_threads:
         torch.set_num_threads(cfg.train.torch_threads)  # more threads than free cores is far slower
     start_wall = time.perf_counter()
     fb = ForwardBackward(cfg, seed=args.seed)
-    demos = collect_demos(fb, make_expert(fb.forward_env, noise=0.2, seed=args.seed + 1),
+    demos = collect_demos(fb, fb.task.make_expert(fb.forward_env, noise=0.2, seed=args.seed + 1),
                           make_backward_expert(fb.backward_env, noise=0.2, seed=args.seed + 2), n_demos)
     demo_sim_s = fb.world.now()
     demo_report = {d: {"episodes": fb.report.direction(d).episodes, "successes": fb.report.direction(d).successes}
@@ -99,21 +92,23 @@ def run_task(config: str, args: argparse.Namespace) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task", choices=["pick_cube", "peg_insert", "both"], default="both")
+    specs = {spec.config: spec for spec in all_tasks()}
+    parser.add_argument("--task", choices=[*specs, "all"], default="all", help="a task by config name, or all")
     parser.add_argument("--sim-minutes", type=float, default=30.0)
     parser.add_argument("--demos", type=int, default=None,
-                        help=f"scripted demos per direction (default per task: {TASK_DEMOS})")
+                        help="scripted demos per direction (default: the task's reset_free_demos)")
     parser.add_argument("--windows", type=int, default=3, help="slices of practice time for the success rates")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    tasks = ["pick_cube", "peg_insert"] if args.task == "both" else [args.task]
+    tasks = list(specs) if args.task == "all" else [args.task]
     figures = {}
     for config in tasks:
-        print(f"{config}: {args.demos or TASK_DEMOS[config]} demos per direction, then {args.sim_minutes:g} min "
-              f"of sim time; settings {TASK_SETTINGS[config] + list(args.set)}", flush=True)
-        f = figures[config] = run_task(config, args)
+        spec = specs[config]
+        print(f"{config}: {args.demos or spec.reset_free_demos} demos per direction, then {args.sim_minutes:g} min "
+              f"of sim time; settings {list(spec.reset_free_overrides) + list(args.set)}", flush=True)
+        f = figures[config] = run_task(spec, args)
         for d in (FORWARD, BACKWARD):
             print(f"  {d}: {f[d]['episodes']} episodes, success {f[d]['success_rate']:.0%}, "
                   f"by time slice {f[d]['window_success']}")

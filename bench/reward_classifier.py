@@ -23,25 +23,25 @@ import argparse
 import json
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from robot_rl.config import load_config
-from robot_rl.envs import make_env
+from robot_rl.assemble import make_env, reward_recording_env
 from robot_rl.paths import resolve_config
 from robot_rl.reward.collect import record_sim, recording_config
 from robot_rl.reward.dataset import check_layout, load_frames, read_meta
 from robot_rl.reward.train import save_result, train_classifier
 from robot_rl.reward.wrapper import ClassifierReward
-from robot_rl.sim.experts import make_expert
+from robot_rl.tasks import load_config
 
 
 def in_use(cfg, model, consecutive: int, episodes: int, noise: float) -> dict:
     """Scripted-expert episodes with the classifier as the reward, judged by ground truth."""
     env = ClassifierReward(make_env(recording_config(cfg)), model, consecutive)
-    expert = make_expert(env, noise=noise, seed=123)
+    expert = env.unwrapped.task.make_expert(env, noise=noise, seed=123)
     false_success, gt_successes, clf_successes, delays, missed = 0, 0, 0, [], 0
     false_heights: list[float] = []  # cube bottom (cm) when the classifier called success too early
     for ep in range(episodes):
@@ -100,7 +100,8 @@ def main() -> None:
     else:
         data = Path(args.keep) if args.keep else Path(tmp := tempfile.mkdtemp(prefix="reward_frames_")) / "frames"
         t0 = time.perf_counter()
-        stats = record_sim(cfg, data, frames=args.frames, seed=args.seed)
+        with closing(reward_recording_env(cfg)) as env:
+            stats = record_sim(cfg, data, env, frames=args.frames, seed=args.seed)
         record_s = time.perf_counter() - t0
         print(f"recorded {stats.summary()} in {record_s:.0f} s ({stats.frames / record_s:.0f} frames/s)")
     frames = load_frames(data)

@@ -1,6 +1,6 @@
 """Safety under attack: every command channel of the sim arm, at full size.
 
-    python bench/safety_attacks.py [--targets 100000] [--config pick_cube] [--channels robot,controller,core]
+    python bench/safety_attacks.py [--targets 100000] [--config <task config>] [--channels robot,controller,core]
 
 For each channel (``robot``: ``Robot.command`` / ``set_posture``; ``controller``: the
 impedance controller; ``core``: the controller node's rules) it runs, each on a fresh arm:
@@ -20,10 +20,10 @@ import logging
 import time
 from dataclasses import asdict
 
-from robot_rl.config import load_config
 from robot_rl.nodes.controller import ControllerCore
 from robot_rl.paths import resolve_config
 from robot_rl.sim.adversary import CHANNELS, SafetyFigures, run_attacks
+from robot_rl.tasks import all_tasks, load_config, make_task
 
 COLUMNS = ("max_box_excursion_mm", "max_spring_ratio", "max_torque_ratio", "max_torque_rate_ratio",
            "nonfinite_steps", "rejects", "escapes", "half_applied")
@@ -37,7 +37,8 @@ def row(name: str, f: SafetyFigures) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", default="pick_cube")
+    parser.add_argument("--config", default=all_tasks()[0].config,
+                        help="the task config whose scene the arm is attacked in (default: the registry's first)")
     parser.add_argument("--targets", type=int, default=100_000, help="hostile targets per channel")
     parser.add_argument("--postures", type=int, default=20_000, help="hostile postures per channel")
     parser.add_argument("--grippers", type=int, default=20_000, help="hostile gripper commands per channel")
@@ -56,7 +57,7 @@ def main() -> None:
         results = run_attacks(cfg, channel, targets=args.targets, alternation_periods=tuple(range(1, 13)),
                               alternation_s=args.alternation_s, postures=args.postures, grippers=args.grippers,
                               seed=args.seed, make_core=lambda robot, watchdog_s, clock: ControllerCore(
-                                  robot, watchdog_s, clock=clock))
+                                  robot, watchdog_s, clock=clock), make_task=make_task)
         total = SafetyFigures()
         for name, figures in results.items():
             print(row(f"{channel}/{name}", figures))

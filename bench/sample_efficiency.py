@@ -6,8 +6,8 @@ each task config's own defaults (``configs/<task>.yaml``), evaluating every
 seed as soon as an evaluation reaches ``--target``. A seed that never gets there within
 ``--budget`` env steps counts as "not reached" (and as more than the budget in the median).
 
-    python bench/sample_efficiency.py                       # PickCube, PegInsert; 20 and 0 demos
-    python bench/sample_efficiency.py --tasks pick_cube --demos 20
+    python bench/sample_efficiency.py                       # every registered task; 20 and 0 demos
+    python bench/sample_efficiency.py --tasks pick_cube --demos 20   # tasks by config name
     python bench/sample_efficiency.py --pixels --device auto  # the vision variant (meant for a GPU)
 
 Ends with one JSON line: per task and demo count, the steps of each seed, the median
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from robot_rl.config import load_config
 from robot_rl.paths import resolve_config
+from robot_rl.tasks import all_tasks, load_config
 from robot_rl.training.trainer import train
 
 
@@ -68,7 +68,9 @@ def summarize(records: list[dict], budget: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", nargs="+", default=["pick_cube", "peg_insert"])
+    configs = [spec.config for spec in all_tasks()]
+    parser.add_argument("--tasks", "--task", nargs="+", default=configs, choices=configs,
+                        help="tasks by config name (default: every registered task)")
     parser.add_argument("--demos", nargs="+", type=int, default=[20, 0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--budget", type=int, default=30_000, help="env steps per seed at most")

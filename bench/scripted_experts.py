@@ -1,6 +1,8 @@
 """Success rate of the scripted experts over seeded episodes (default 100 per task).
 
-    python bench/scripted_experts.py [--episodes 100]
+    python bench/scripted_experts.py [--episodes 100] [--tasks <config name> ...]
+
+Every registered task by default (``robot_rl.tasks``), each with its own config.
 
 Prints one line per task, then one JSON line with all figures.
 """
@@ -11,15 +13,15 @@ import argparse
 import json
 import time
 
-from robot_rl.config import load_config
-from robot_rl.envs import make_env
+from robot_rl.assemble import make_env
 from robot_rl.paths import resolve_config
-from robot_rl.sim.experts import make_expert
+from robot_rl.tasks import all_tasks, get_task, load_config
 
 
 def success_rate(config: str, episodes: int, seed: int) -> dict:
-    env = make_env(load_config(resolve_config(config)))
-    expert = make_expert(env)
+    cfg = load_config(resolve_config(config))
+    env = make_env(cfg)
+    expert = get_task(cfg.task.name).make_expert(env)
     successes, steps = 0, 0
     start = time.perf_counter()
     for i in range(episodes):
@@ -40,10 +42,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1000)
+    configs = [spec.config for spec in all_tasks()]
+    parser.add_argument("--tasks", nargs="+", default=configs, choices=configs, help="tasks by config name")
     args = parser.parse_args()
     figures = {}
-    for task, config in (("PickCube", "pick_cube"), ("PegInsert", "peg_insert")):
-        figures[task] = success_rate(config, args.episodes, args.seed)
+    for spec in all_tasks():
+        if spec.config not in args.tasks:
+            continue
+        task = spec.name
+        figures[task] = success_rate(spec.config, args.episodes, args.seed)
         f = figures[task]
         print(f"{task}: {f['success_rate']:.1%} success over {f['episodes']} episodes, "
               f"{f['mean_steps']:.1f} steps per episode ({f['seconds']} s)")

@@ -14,13 +14,13 @@ import time
 
 import numpy as np
 
-from robot_rl.config import load_config
-from robot_rl.envs import make_env
+from robot_rl.assemble import make_env
 from robot_rl.paths import resolve_config
+from robot_rl.tasks import all_tasks, load_config
 
 
-def measure(overrides: list[str], steps: int) -> dict:
-    cfg = load_config(resolve_config("pick_cube"), overrides)
+def measure(config: str, overrides: list[str], steps: int) -> dict:
+    cfg = load_config(resolve_config(config), overrides)
     env = make_env(cfg)
     rng = np.random.default_rng(0)
     env.reset(seed=0)
@@ -39,17 +39,20 @@ def measure(overrides: list[str], steps: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=500)
+    configs = [spec.config for spec in all_tasks()]
+    parser.add_argument("--task", default=configs[0], choices=configs,
+                        help="the scene, by config name (default: the registry's first task)")
     args = parser.parse_args()
     figures = {
-        "state": measure(["env.obs_mode=state"], args.steps),
-        "pixels_2x128": measure(["env.obs_mode=pixels", "env.cameras=[front,wrist]",
+        "state": measure(args.task, ["env.obs_mode=state"], args.steps),
+        "pixels_2x128": measure(args.task, ["env.obs_mode=pixels", "env.cameras=[front,wrist]",
                                  "cameras.front.width=128", "cameras.front.height=128",
                                  "cameras.wrist.width=128", "cameras.wrist.height=128"], args.steps),
     }
     for name, f in figures.items():
         print(f"{name}: {f['env_steps_per_s']} env steps/s, {f['real_time_factor']}x real time "
               f"(physics {f['physics_hz']:.0f} Hz, control {f['control_hz']:.0f} Hz)")
-    print(json.dumps({"bench": "sim_speed", **figures}))
+    print(json.dumps({"bench": "sim_speed", "task": args.task, **figures}))
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
         return _list()
     if not args.config:
         raise ConfigError("cameras check: give --config with the cameras to open")
-    from robot_rl.config import load_config
+    from robot_rl.tasks import load_config
     from robot_rl_drivers.cameras import make_camera
 
     cfg = load_config(args.config)

@@ -4,7 +4,8 @@ Devices are built through a registry of ``name -> builder(cfg, **context)``, so 
 that lives elsewhere (the simulated intervener, which needs the env and the scripted
 expert) plugs in with :func:`register_input_device` instead of an edit here::
 
-    register_input_device("simulated", lambda cfg, *, env, **_: SimulatedIntervener(cfg, env))
+    register_input_device("simulated", lambda cfg, *, env, task, **_: SimulatedIntervener(
+        cfg, env, get_task(task).make_expert))
     device = make_input_device(cfg.intervention, env=env)
 
 ``context`` is handed to every builder; each takes what it needs and ignores the rest
@@ -15,59 +16,14 @@ by :class:`MergedInput`.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping
-
-import numpy as np
+from typing import Any, Callable, Mapping
 
 from robot_rl.config.input import InterventionConfig
+from robot_rl.envs.inputs import MergedInput, NullInput
 from robot_rl.errors import DeviceError
-from robot_rl.interfaces import InputCommand, InputDevice
+from robot_rl.interfaces import InputDevice
 
 Builder = Callable[..., InputDevice]
-
-
-class NullInput(InputDevice):
-    """No human: every read is the neutral command. ``device: none``."""
-
-    name = "none"
-
-    def read(self) -> InputCommand:
-        return InputCommand()
-
-
-class MergedInput(InputDevice):
-    """Several devices read as one (e.g. SpaceMouse to move, keyboard to label).
-
-    Twists add (then clip to [-1, 1]); flags and presses combine with "or"; the gripper
-    request comes from the first device that makes one; ``buttons`` are concatenated in
-    device order. A DeviceError from one device propagates once; as each device turns
-    neutral after its own error, the others keep working.
-    """
-
-    def __init__(self, devices: Iterable[InputDevice]) -> None:
-        self.devices = list(devices)
-        self.name = "+".join(getattr(d, "name", type(d).__name__) for d in self.devices)
-
-    def read(self) -> InputCommand:
-        commands = [d.read() for d in self.devices]
-        twist = np.clip(np.sum([c.twist for c in commands], axis=0), -1.0, 1.0)
-        flag = lambda attr: any(getattr(c, attr) for c in commands)  # noqa: E731
-        requests = [c.close_gripper for c in commands if c.close_gripper is not None]
-        return InputCommand(
-            twist=twist,
-            buttons=tuple(b for c in commands for b in c.buttons),
-            intervene=flag("intervene"),
-            gripper_toggle_pressed=flag("gripper_toggle_pressed"),
-            close_gripper=requests[0] if requests else None,
-            success_pressed=flag("success_pressed"),
-            failure_pressed=flag("failure_pressed"),
-            pause_pressed=flag("pause_pressed"),
-            stop_pressed=flag("stop_pressed"),
-        )
-
-    def close(self) -> None:
-        for device in self.devices:
-            device.close()
 
 
 def _spacemouse(cfg: InterventionConfig, *, hid_module: Any = None, **_: Any) -> InputDevice:

@@ -15,7 +15,7 @@ Unplugging: the reader thread sees a read error, records it and ends quietly (no
 traceback, no log spam). The next ``read()`` raises :class:`~robot_rl.errors.DeviceError`
 once; later reads return a neutral command (no intervention, zero twist), so the caller
 ends the intervention, lets the policy or the hold resume, logs one warning and keeps
-its data (:class:`robot_rl.envs.intervention.FailSafeInput` does exactly that). ``close()`` works after an
+its data (:class:`robot_rl.envs.inputs.FailSafeInput` does exactly that). ``close()`` works after an
 unplug.
 """
 

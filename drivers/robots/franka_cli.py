@@ -123,8 +123,8 @@ def _address(args: argparse.Namespace) -> tuple[str, float]:
     timeout = 5.0
     ip = args.ip
     if args.config:
-        from robot_rl.config import load_config
         from robot_rl.config.hardware import FrankaHardwareConfig, robot_hardware
+        from robot_rl.tasks import load_config
 
         cfg = load_config(args.config)
         hw = robot_hardware(cfg.robot, file=args.config)

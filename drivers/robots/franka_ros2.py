@@ -65,7 +65,11 @@ from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.config.sections import RobotConfig
 from robot_rl.control import SafetyBox
 from robot_rl.control.commands import (
-    BadCommand, PostureLimits, log_rejection, posture_command, robot_command,
+    BadCommand,
+    PostureLimits,
+    log_rejection,
+    posture_command,
+    robot_command,
 )
 from robot_rl.control.slew import TargetSlew
 from robot_rl.control.transforms import orientation_error, quat_mul, quat_normalize, rotvec_to_quat

@@ -40,7 +40,11 @@ import numpy as np
 from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.config.sections import RobotConfig
 from robot_rl.control.commands import (
-    BadCommand, PostureLimits, log_rejection, posture_command, robot_command,
+    BadCommand,
+    PostureLimits,
+    log_rejection,
+    posture_command,
+    robot_command,
 )
 from robot_rl.errors import DeviceError
 from robot_rl.interfaces import Robot, RobotState

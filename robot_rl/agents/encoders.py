@@ -131,7 +131,8 @@ def load_backbone_weights(backbone: nn.Module, path: str) -> None:
     try:
         state = torch.load(file, map_location="cpu", weights_only=True)
     except Exception as err:  # noqa: BLE001 - any unreadable file is the same user error
-        raise ConfigError(f"agent.encoder.pretrained_path: cannot read {file} as a PyTorch state dict ({err})") from None
+        raise ConfigError(f"agent.encoder.pretrained_path: cannot read {file} "
+                          f"as a PyTorch state dict ({err})") from None
     if isinstance(state, Mapping) and "state_dict" in state and isinstance(state["state_dict"], Mapping):
         state = state["state_dict"]
     own = backbone.state_dict()

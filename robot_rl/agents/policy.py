@@ -112,7 +112,8 @@ class Policy(nn.Module):
                 raise ValueError(f"policy weights lack '{key}'")
             got = np.asarray(weights[key])
             if tuple(got.shape) != tuple(state[key].shape):
-                raise ValueError(f"policy weight '{key}' has shape {tuple(got.shape)}, expected {tuple(state[key].shape)}")
+                raise ValueError(f"policy weight '{key}' has shape {tuple(got.shape)}, "
+                                 f"expected {tuple(state[key].shape)}")
         extra = sorted(set(weights) - set(expected))
         if extra:
             raise ValueError(f"policy weights hold an unknown key '{extra[0]}'")

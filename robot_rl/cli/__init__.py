@@ -21,14 +21,19 @@ from robot_rl.errors import RobotRLError
 # subcommand -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "rollout": ("robot_rl.cli.rollout", "run the scripted expert in sim, report its success rate, save an image strip"),
-    "record-rewards": ("robot_rl.cli.record_rewards", "record camera frames labelled success/failure for the reward classifier"),
+    "record-rewards": ("robot_rl.cli.record_rewards",
+                       "record camera frames labelled success/failure for the reward classifier"),
     "train-reward": ("robot_rl.cli.train_reward", "train the reward classifier; refuse it if it misses the bar"),
     "train": ("robot_rl.cli.train", "train SAC/RLPD in sim in one process (env, agent, buffers)"),
-    "record-demos": ("robot_rl.cli.record_demos", "record demonstration episodes (scripted expert in sim; SpaceMouse, keyboard)"),
+    "record-demos": ("robot_rl.cli.record_demos",
+                     "record demonstration episodes (scripted expert in sim; SpaceMouse, keyboard)"),
     "learner": ("robot_rl.cli.learner", "serve actors over gRPC and train on what they send (learning plane)"),
     "actor": ("robot_rl.cli.actor", "run an env with the policy and stream its steps to a learner"),
-    "franka": ("robot_rl_drivers.robots.franka_cli", "check a Franka arm's connection and state, or recover it after a reflex"),
-    "cameras": ("robot_rl_drivers.cameras.cli", "list connected cameras, or open a config's cameras and report size, fps and delay"),
+    "eval": ("robot_rl.cli.eval", "run a train or learner run's policy for N episodes, report success, save a video"),
+    "franka": ("robot_rl_drivers.robots.franka_cli",
+               "check a Franka arm's connection and state, or recover it after a reflex"),
+    "cameras": ("robot_rl_drivers.cameras.cli",
+                "list connected cameras, or open a config's cameras and report size, fps and delay"),
     "launch": ("robot_rl.cli.launch", "start a session's node graph (sim or robot) as processes, without ROS 2"),
 }
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from robot_rl.config import load_config
 from robot_rl.errors import ConfigError
 from robot_rl.paths import resolve_config
+from robot_rl.tasks import load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import yaml
 
-from robot_rl.config import load_config, to_dict
+from robot_rl.config import to_dict
 from robot_rl.paths import resolve_config
+from robot_rl.tasks import load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

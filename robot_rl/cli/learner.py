@@ -5,8 +5,8 @@
 Listens on ``learning.host:learning.port`` (127.0.0.1:50051 unless configured) for
 ``robot-rl actor`` processes, trains on what they send and streams weights back. Writes
 ``<train.run_dir>/``: ``replay/`` (every finished episode, fsync'd), ``demos/``,
-``learner/checkpoint.npz``, ``tb/``, ``evals.jsonl``. After a crash, ``--resume`` goes on
-with all of it. Ends with one JSON line.
+``checkpoint/`` (the trainer's format: ``robot-rl eval`` runs it), ``learner/``, ``tb/``,
+``evals.jsonl``. After a crash, ``--resume`` goes on with all of it. Ends with one JSON line.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from robot_rl.config import load_config
 from robot_rl.paths import resolve_config
+from robot_rl.tasks import load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

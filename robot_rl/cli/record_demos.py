@@ -23,9 +23,10 @@ import json
 import sys
 from typing import Any
 
-from robot_rl.config import load_config, to_dict
+from robot_rl.config import to_dict
 from robot_rl.data.recording import HUMAN_SOURCES, KNOWN_SOURCES
 from robot_rl.paths import resolve_config
+from robot_rl.tasks import load_config
 
 #: What the input device builders get besides the config. Empty in use; tests put fake
 #: hardware libraries here (``hid_module``, ``listener_factory``), under the real drivers.
@@ -61,8 +62,9 @@ def hardware_error(cfg: Any, args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from robot_rl.assemble import make_recording_env
     from robot_rl.data.demos import DemoWriter
-    from robot_rl.data.recording import controls_hint, human_config, make_recording_env, make_source, record
+    from robot_rl.data.recording import controls_hint, human_config, make_source, record
     from robot_rl.errors import RobotRLError
 
     if args.episodes < 1:

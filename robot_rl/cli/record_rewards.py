@@ -18,9 +18,9 @@ import time
 
 from tqdm import tqdm
 
-from robot_rl.config import load_config
 from robot_rl.errors import ConfigError
 from robot_rl.nodes.intervention import topic_devices
+from robot_rl.tasks import load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,8 +45,8 @@ def hardware_error(cfg, args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_rl.envs import make_env
-    from robot_rl.reward.collect import record_sim, recording_config
+    from robot_rl.assemble import reward_recording_env
+    from robot_rl.reward.collect import record_sim
     from robot_rl.reward.labels import KeyLabels
 
     if args.frames < 1:
@@ -65,15 +65,15 @@ def run(args: argparse.Namespace) -> int:
             bar.set_postfix(success=f"{stats.positives / stats.frames:.0%}", episodes=stats.episodes)
 
     started = time.monotonic()
-    env = make_env(recording_config(cfg))
+    env = reward_recording_env(cfg)
     labels = None
     try:
         if args.labels == "keys":
             from robot_rl_drivers.input import make_input_device
 
             labels = KeyLabels(make_input_device(cfg.intervention, env=env))
-        stats = record_sim(cfg, args.out, frames=args.frames, labels=labels, seed=args.seed,
-                           append=args.append, env=env, on_frame=progress)
+        stats = record_sim(cfg, args.out, env, frames=args.frames, labels=labels, seed=args.seed,
+                           append=args.append, on_frame=progress)
     finally:
         bar.close()
         if labels is not None:

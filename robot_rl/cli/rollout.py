@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from robot_rl.config import load_config
+from robot_rl.tasks import get_task, load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,12 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_rl.envs import make_env
-    from robot_rl.sim.experts import make_expert
+    from robot_rl.assemble import make_env
 
     cfg = load_config(args.config, args.overrides)
     env = make_env(cfg, render_mode=None if args.no_strip else "rgb_array")
-    expert = make_expert(env, noise=args.noise, seed=args.seed)
+    expert = get_task(cfg.task.name).make_expert(env, noise=args.noise, seed=args.seed)
     successes, lengths, strip = 0, [], []
     bar = tqdm(range(args.episodes), desc=f"{cfg.task.name} scripted", unit="ep")
     for i in bar:

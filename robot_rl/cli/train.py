@@ -21,8 +21,8 @@ import threading
 from types import FrameType
 from typing import Any
 
-from robot_rl.config import load_config
 from robot_rl.paths import resolve_config
+from robot_rl.tasks import load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

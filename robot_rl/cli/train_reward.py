@@ -15,8 +15,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from robot_rl.config import load_config
 from robot_rl.errors import ConfigError, RobotRLError
+from robot_rl.tasks import load_config
 
 
 class ClassifierRejected(RobotRLError):

@@ -1,24 +1,28 @@
 """One YAML describes one training session; this module turns it into typed objects.
 
-``load_config("configs/pick_cube.yaml")`` returns a :class:`Config`. Unknown keys, wrong
-types and out-of-range values raise :class:`robot_rl.errors.ConfigError` with the file
-and the dotted key, e.g. ``configs/pick_cube.yaml: unknown key 'env.obs_mod' (did you
-mean 'obs_mode'?)``.
+``robot_rl.tasks.load_config("configs/pick_cube.yaml")`` returns a :class:`Config`.
+Unknown keys, wrong types and out-of-range values raise
+:class:`robot_rl.errors.ConfigError` with the file and the dotted key, e.g.
+``configs/pick_cube.yaml: unknown key 'env.obs_mod' (did you mean 'obs_mode'?)``.
+
+This package knows no task: :func:`build_config` types ``task.params`` with the
+dataclass that the caller's ``task_params`` lookup returns for ``task.name``. The task
+registry (:mod:`robot_rl.tasks`) passes its own, which is why configs are loaded
+through ``robot_rl.tasks.load_config`` and ``robot_rl.tasks.config_from_dict``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable
 
 from robot_rl.config.agent import AgentConfig, TrainConfig
-from robot_rl.config.learning import LearningConfig
-from robot_rl.config.input import InterventionConfig
 from robot_rl.config.hardware import check_hardware
+from robot_rl.config.input import InterventionConfig
+from robot_rl.config.learning import LearningConfig
 from robot_rl.config.loader import apply_overrides, build, param, parse_yaml, read_yaml, to_dict
-from robot_rl.config.reward import RewardConfig
 from robot_rl.config.reset import ResetConfig, check_reset_poses
+from robot_rl.config.reward import RewardConfig
 from robot_rl.config.ros import RosConfig
 from robot_rl.config.sections import (
     CameraConfig,
@@ -58,29 +62,35 @@ class Config:
         missing = [c for c in self.env.cameras if c not in self.cameras]
         if self.env.obs_mode != "state" and missing:
             raise ValueError(f"env.cameras names {missing}, which 'cameras' does not define")
-        check_reset_poses(self)
 
 
-def load_config(path: str | Path, overrides: Iterable[str] = ()) -> Config:
-    """Load and check a config file; ``overrides`` are ``key.sub=value`` strings."""
-    path = Path(path)
-    data = apply_overrides(read_yaml(path), list(overrides))
-    return config_from_dict(data, file=str(path))
+#: ``task.name`` -> the dataclass of that task's ``task.params``; raises ValueError (saying
+#: which names exist) for a name it does not know.
+TaskParamsLookup = Callable[[str], type]
 
 
-def config_from_dict(data: dict[str, Any], file: str = "<config>") -> Config:
-    """Build a :class:`Config` from a raw mapping, checking task parameters too."""
+def build_config(data: dict[str, Any], file: str, task_params: TaskParamsLookup) -> Config:
+    """Build a :class:`Config` from a raw mapping, typing and checking ``task.params`` too.
+
+    The reset poses are checked once the task's parameters are typed: a task's start
+    range is a reset perturbation as well.
+    """
     cfg = build(Config, data, file=file)
-    from robot_rl.sim.tasks import task_params_class  # late: tasks import config types
-
-    cfg.task.params = build(task_params_class(cfg.task.name), cfg.task.params,
-                            file=file, where="task.params")
+    try:
+        params_cls = task_params(cfg.task.name)
+    except ValueError as err:
+        raise ConfigError(f"{file}: 'task.name' {err}") from None
+    cfg.task.params = build(params_cls, cfg.task.params, file=file, where="task.params")
+    try:
+        check_reset_poses(cfg)
+    except ValueError as err:
+        raise ConfigError(f"{file}: config: {err}") from None
     check_hardware(cfg, file)
     return cfg
 
 
 __all__ = [
     "CameraConfig", "Config", "ConfigError", "ControllerConfig", "EnvConfig", "RobotConfig",
-    "SimConfig", "TaskConfig", "WorkspaceConfig", "apply_overrides", "build", "config_from_dict",
-    "load_config", "param", "parse_yaml", "read_yaml", "to_dict",
+    "SimConfig", "TaskConfig", "TaskParamsLookup", "WorkspaceConfig", "apply_overrides", "build", "build_config",
+    "param", "parse_yaml", "read_yaml", "to_dict",
 ]

@@ -56,9 +56,12 @@ class AgentConfig:
     discount: float = param(0.97, min=0.0, max=1.0)
     tau: float = param(0.005, min=0.0, max=1.0, doc="polyak factor of the target critics")
     n_step: int = param(1, min=1, max=20, doc="n-step TD targets (1: plain SAC/RLPD)")
-    init_temperature: float = param(0.01, min=1e-8, max=100.0, doc="HIL-SERL: 0.01; a high start keeps early policies random for thousands of updates")
+    init_temperature: float = param(0.01, min=1e-8, max=100.0,
+                                    doc="HIL-SERL: 0.01; a high start keeps early policies random "
+                                        "for thousands of updates")
     target_entropy: Optional[float] = param(None, min=-100.0, max=100.0, doc="null means -(continuous action dims) / 2")
-    backup_entropy: bool = param(False, doc="add the entropy bonus to the TD target (off: HIL-SERL; it swamps sparse rewards)")
+    backup_entropy: bool = param(False,
+                                 doc="add the entropy bonus to the TD target (off: HIL-SERL; it swamps sparse rewards)")
     log_std_min: float = param(-5.0, min=-20.0, max=2.0, doc="lower clip of the policy's log std")
     log_std_max: float = param(2.0, min=-5.0, max=5.0, doc="upper clip of the policy's log std")
     normalize_state: bool = param(True, doc="standardise the state vector with running statistics")
@@ -91,16 +94,20 @@ class TrainConfig:
     replay_capacity: int = param(200_000, min=2, max=10**7, doc="online buffer size, in frames")
     demo_capacity: int = param(50_000, min=2, max=10**7, doc="demo buffer size, in frames (demos + interventions)")
     demos: Optional[str] = param(None, doc="a demo directory written by 'robot-rl record-demos'")
-    scripted_demos: int = param(20, min=0, max=10_000, doc="when demos is null: record this many scripted demos first (sim)")
+    scripted_demos: int = param(20, min=0, max=10_000,
+                                doc="when demos is null: record this many scripted demos first (sim)")
     scripted_demo_noise: float = param(0.0, min=0.0, max=1.0, doc="action noise of those scripted demos")
     eval_every: int = param(2000, min=0, max=10**9, doc="env steps between evaluations; 0 disables")
     eval_episodes: int = param(10, min=0, max=10_000)
     eval_seed: int = param(10_000, min=0, max=2**32 - 1, doc="eval episode i resets with seed eval_seed + i")
-    checkpoint_every: int = param(5000, min=0, max=10**9, doc="env steps between checkpoints (taken at episode ends); 0: only at the end")
+    checkpoint_every: int = param(5000, min=0, max=10**9,
+                                  doc="env steps between checkpoints (taken at episode ends); 0: only at the end")
     log_every: int = param(500, min=1, max=10**9, doc="env steps between TensorBoard scalar writes of losses")
     run_dir: str = "runs/default"
     device: Literal["cpu", "cuda", "auto"] = "cpu"
-    torch_threads: int = param(1, min=0, max=1024, doc="1 suits a small CPU the env shares (small matmuls gain nothing from 2); 0: PyTorch default")
+    torch_threads: int = param(1, min=0, max=1024,
+                               doc="1 suits a small CPU the env shares (small matmuls gain nothing from 2); "
+                                   "0: PyTorch default")
     progress: bool = True
     stop_at_success: Optional[float] = param(None, min=0.0, max=1.0,
                                              doc="stop once an evaluation reaches this success rate")

@@ -44,7 +44,8 @@ class RealSenseSettings:
 
     serial: Union[str, int] = param(doc="serial number in quotes (rs-enumerate-devices -s)")
     exposure: Optional[float] = param(None, min=0.0, max=1_000_000.0, doc="manual exposure; null = auto exposure")
-    gain: Optional[float] = param(None, min=0.0, max=10_000.0, doc="manual gain (only with a manual exposure); null = device default")
+    gain: Optional[float] = param(None, min=0.0, max=10_000.0,
+                                  doc="manual gain (only with a manual exposure); null = device default")
     white_balance: Optional[float] = param(None, min=0.0, max=20_000.0, doc="Kelvin; null = auto white balance")
     depth: bool = param(False, doc="also stream depth (Frame.depth, uint16 millimetres)")
     align_depth: bool = param(True, doc="resample depth into the colour camera's pixels")
@@ -73,7 +74,8 @@ class OpenCVSettings:
     ``/dev`` node is opened as a video file, through the same code (useful to replay).
     """
 
-    device: Union[int, str] = param(0, min=0, max=1023, doc="index or path, e.g. 0 or /dev/v4l/by-id/usb-...-video-index0")
+    device: Union[int, str] = param(0, min=0, max=1023,
+                                    doc="index or path, e.g. 0 or /dev/v4l/by-id/usb-...-video-index0")
     api: Literal["auto", "v4l2", "any"] = param("auto", doc="auto: V4L2 for indices and /dev nodes, else any")
     fourcc: Optional[str] = param(None, doc="pixel format to ask for, e.g. MJPG (most webcams need it for 1080p30)")
     frame_timeout_s: float = param(1.0, min=0.05, max=30.0, doc="no frame for this long means the camera is gone")
@@ -140,7 +142,8 @@ class TorqueLoopSettings:
     realtime: Literal["enforce", "ignore"] = param(
         "enforce", doc="libfranka's real-time check: 'ignore' only for a first look without an RT kernel")
     rt_priority: int = param(80, min=0, max=99, doc="SCHED_FIFO priority of the loop process; 0 leaves it alone")
-    cpu: Optional[int] = param(None, min=0, max=4095, doc="pin the loop process to this core (isolate it with isolcpus)")
+    cpu: Optional[int] = param(None, min=0, max=4095,
+                               doc="pin the loop process to this core (isolate it with isolcpus)")
     late_factor: float = param(1.5, min=1.0, max=10.0, doc="a cycle is late when its period exceeds this many ms")
     stats_window: int = param(10000, min=100, max=1_000_000, doc="cycles kept for the period percentiles")
     first_state_timeout_s: float = param(5.0, min=0.1, max=60.0, doc="start fails if no state arrives in time")

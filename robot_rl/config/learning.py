@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Optional
@@ -143,3 +144,9 @@ class LearningConfig:
     @property
     def max_message_bytes(self) -> int:
         return min(self.max_message_mb * 1024 * 1024, 2**31 - 1)
+
+
+def default_actor_id() -> str:
+    """The id an actor takes when ``learning.actor_id`` is unset: host name (made safe) and pid."""
+    host = "".join(c if c.isalnum() or c in "._-" else "-" for c in socket.gethostname()) or "actor"
+    return f"{host[:100]}-{os.getpid()}"

@@ -21,7 +21,14 @@ import types
 from typing import Any, Literal, Mapping, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from robot_rl.config.yaml_text import (  # noqa: F401 - read_yaml, parse_yaml, apply_overrides, to_dict: the loader's API
-    MAX_CONFIG_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, apply_overrides, join_key, parse_yaml, read_yaml, show,
+    MAX_CONFIG_BYTES,
+    MAX_YAML_DEPTH,
+    MAX_YAML_NODES,
+    apply_overrides,
+    join_key,
+    parse_yaml,
+    read_yaml,
+    show,
     to_dict,
 )
 from robot_rl.errors import ConfigError

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 
 import numpy as np
 
-from robot_rl.config.loader import build, param
+from robot_rl.config.loader import param
 
 if TYPE_CHECKING:
     from robot_rl.config import Config
@@ -32,21 +32,22 @@ BOX_MARGIN = 0.002  # metres: planned reset poses stay this far inside the box
 class ForwardBackwardConfig:
     """Reset-free practice: a forward policy does the task, a backward policy undoes it.
 
-    The backward task is defined per task in :mod:`robot_rl.reset.backward`: PickCube's
-    puts the lifted cube down at a random goal in the cube's randomization range, lets go
-    and lifts clear; PegInsert's pulls the peg out and brings it to a random start pose. When neither
-    policy can start from the scene (say the cube was pushed out of range), the scripted
-    task reset recovers it through the controller (``recovery: scripted``) or practice
-    stops with an error (``recovery: stop``).
+    Each task defines its backward task in its folder (``robot_rl/tasks/<task>/backward.py``;
+    the generic part is :mod:`robot_rl.reset.backward`): say, put a lifted object down at a
+    random goal in its randomization range and lift clear, or pull a held part out and
+    bring it to a random start pose. When neither policy can start from the scene (say an
+    object was pushed out of range), the scripted task reset recovers it through the
+    controller (``recovery: scripted``) or practice stops with an error (``recovery: stop``).
     """
 
     backward_max_steps: int = param(60, min=1, max=10_000, doc="time limit of a backward episode, in env steps")
     goal_tolerance: float = param(0.015, min=0.001, max=0.1,
                                   doc="metres: how close to its goal the backward task must end")
     retreat_height: float = param(0.03, min=0.0, max=0.2,
-                                  doc="PickCube: the open gripper must end this high above the cube's top")
-    max_backward_in_row: int = param(3, min=1, max=1000, doc="backward episodes in a row before the scripted task reset "
-                                                   "gives the forward task its start back")
+                                  doc="tasks that put an object down: the open gripper ends this high above its top")
+    max_backward_in_row: int = param(3, min=1, max=1000,
+                                     doc="backward episodes in a row before the scripted task reset "
+                                         "gives the forward task its start back")
     recovery: Literal["scripted", "stop"] = "scripted"
 
 
@@ -78,11 +79,12 @@ class ResetConfig:
                                 doc="metres inside the randomization range where objects are put down")
     gripper: Optional[float] = param(None, min=0.0, max=1.0,
                                      doc="hardware: opening the robot reset leaves the gripper at (0 closed, "
-                                         "1 open); null: the task's (open for PickCube, closed on the peg "
-                                         "for PegInsert)")
+                                         "1 open); null: the task's (open, or closed on a part held from the "
+                                         "start)")
     joint_reset_every: int = param(20, min=0, max=1_000_000, doc="a full joint-space reset every N resets; 0 never")
     joint_reset_q: Optional[tuple[float, float, float, float, float, float, float]] = param(
-        None, min=-6.3, max=6.3, doc="joint angles (rad) of the joint reset, a posture of robot.reset_pos (`robot-rl franka check` "
+        None, min=-6.3, max=6.3, doc="joint angles (rad) of the joint reset, a posture of robot.reset_pos "
+                  "(`robot-rl franka check` "
                   "prints an arm's joints); null: in sim, IK for the reset pose; on a real arm, "
                   "robot.controller.rest_posture, as close as the held reset pose allows")
     joint_reset_stiffness: float = param(40.0, min=0.0, max=200.0,
@@ -100,18 +102,8 @@ def resolve_mode(cfg: "Config") -> str:
 
 
 def _task_param(cfg: "Config", name: str) -> Any:
-    """A task parameter, whether ``task.params`` is still the raw mapping or already typed.
-
-    A raw mapping is checked first (strictly, as the loader will), so that a NaN or
-    infinite range raises here and is then reported by the task parameters' own check,
-    which names the key, instead of surfacing as a puzzling reset-pose error.
-    """
-    params = cfg.task.params
-    if isinstance(params, dict):
-        from robot_rl.sim.tasks import task_params_class  # imports no MuJoCo
-
-        params = build(task_params_class(cfg.task.name), params, file="<task.params>", where="task.params")
-    return getattr(params, name, None)
+    """A task parameter (none while ``task.params`` is still the raw mapping of an unloaded config)."""
+    return getattr(cfg.task.params, name, None)
 
 
 def perturbation(cfg: "Config") -> tuple[np.ndarray, float]:
@@ -125,6 +117,7 @@ def perturbation(cfg: "Config") -> tuple[np.ndarray, float]:
 def check_reset_poses(cfg: "Config") -> None:
     """Refuse a config whose resets could command a pose outside the safety box.
 
+    Runs once the task's parameters are typed (their start range is a perturbation too).
     Checks every corner of ``robot.reset_pos +- perturbation`` and the yaw range, and
     refuses ``mode: teleport`` on hardware. Raises ``ValueError`` (the loader turns it
     into a ConfigError naming the file).
@@ -132,10 +125,7 @@ def check_reset_poses(cfg: "Config") -> None:
     if cfg.reset.mode == "teleport" and cfg.robot.backend != "sim":
         raise ValueError(f"reset.mode 'teleport' is the sim shortcut; robot.backend '{cfg.robot.backend}' "
                          "needs reset.mode 'scripted' (or 'auto')")
-    try:
-        pos_range, yaw_range = perturbation(cfg)
-    except Exception:  # noqa: BLE001 - a bad task name or params is reported by its own check
-        return
+    pos_range, yaw_range = perturbation(cfg)
     ws = cfg.robot.workspace
     low, high = np.asarray(ws.pos_low, float), np.asarray(ws.pos_high, float)
     centre = np.asarray(cfg.robot.reset_pos, float)

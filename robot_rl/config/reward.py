@@ -62,7 +62,8 @@ class RewardConfig:
     max_fpr: float = param(0.01, min=0.0, max=1.0, doc="bar: held-out false-positive rate")
     min_recall: float = param(0.9, min=0.0, max=1.0, doc="bar: held-out recall (true-positive rate)")
     consecutive: int = param(2, min=1, max=1000, doc="positive frames in a row before the wrapper says success")
-    classifier_path: Optional[str] = param(None, doc="a file written by 'robot-rl train-reward'; set: reward comes from it")
+    classifier_path: Optional[str] = param(None,
+                                           doc="a file written by 'robot-rl train-reward'; set: reward comes from it")
     allow_below_bar: bool = param(False, doc="accept a classifier saved with --force although it missed the bar")
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     torch_threads: int = param(0, min=0, max=1024, doc="PyTorch CPU threads while training; 0 leaves PyTorch's default")

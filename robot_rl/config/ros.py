@@ -32,7 +32,8 @@ class RosConfig:
         "learner", doc="actor: weights from the learner over gRPC, a checkpoint, the scripted expert (sim), "
                        "uniform random actions, or human: the arm holds still and only the person's "
                        "intervention.device moves it (demo recording)")
-    checkpoint: Optional[str] = param(None, doc="policy: checkpoint: a run directory holding checkpoint/state.pt")
+    checkpoint: Optional[str] = param(None, doc="policy: checkpoint: a robot-rl train or robot-rl learner run "
+                                                "directory (it holds checkpoint/state.npz)")
     demos_dir: Optional[str] = param(None, doc="actor: write each finished episode into this demo directory "
                                                "as it ends (appending; not with policy learner)")
     demos_keep_failed: bool = param(False, doc="actor: with demos_dir, keep failed episodes too "
@@ -42,7 +43,8 @@ class RosConfig:
                   "the person's keys: success/failure set the label, pause skips frames, stop ends the session "
                   "(needs a spacemouse or keyboard intervention.device; not with policy learner or demos_dir)")
     episodes: int = param(0, min=0, max=10**9, doc="actor: stop after this many episodes (0: run until stopped)")
-    seed: Optional[int] = param(None, min=0, max=2**32 - 1, doc="actor: env and exploration seed; null: the session's seed")
+    seed: Optional[int] = param(None, min=0, max=2**32 - 1,
+                                doc="actor: env and exploration seed; null: the session's seed")
     state_hz: float = param(125.0, min=100.0, max=1000.0,
                             doc="controller / sim: rate of /joint_states and /robot/tcp_* (and sim ground truth)")
     watchdog_s: float = param(0.1, min=0.02, max=2.0,

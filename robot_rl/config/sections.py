@@ -175,7 +175,11 @@ class SimConfig:
 
 @dataclass
 class TaskConfig:
-    """Which task, and its parameters (checked by the task's own dataclass)."""
+    """Which task, and its parameters (checked by the task's own dataclass).
 
-    name: Literal["PickCube", "PegInsert"] = "PickCube"
+    ``name`` is checked against the task registry (:mod:`robot_rl.tasks`) when the config
+    is loaded, and ``params`` typed by the task's dataclass; empty: the registry's first task.
+    """
+
+    name: str = ""
     params: dict[str, Any] = field(default_factory=dict)

@@ -100,7 +100,8 @@ class PostureSlew:
                 and bool(np.array_equal(self.q, self.goal_q)))
 
     def set_goal(self, q: np.ndarray, stiffness: float, damping: float) -> None:
-        self.goal_q, self.goal_stiffness, self.goal_damping = np.array(q, dtype=np.float64), float(stiffness), float(damping)
+        self.goal_q, self.goal_stiffness, self.goal_damping = (np.array(q, dtype=np.float64), float(stiffness),
+                                                               float(damping))
 
     def advance(self, dt: float) -> bool:
         """One cycle toward the goal; False when nothing changed (already there)."""

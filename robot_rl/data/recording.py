@@ -7,7 +7,7 @@ the env and the config and returns an object with ``act(obs) -> action`` (and
 optionally ``reset()`` at each episode start and ``close()``).
 
 Human sources (``spacemouse``, ``keyboard``) need the env that
-:func:`make_recording_env` builds: the actor's env with
+:func:`robot_rl.assemble.make_recording_env` builds: the actor's env with
 :class:`~robot_rl.envs.intervention.HumanIntervention` outermost, reading the device
 ``intervention.device`` names (:func:`human_config` makes it name the source). The
 source itself is :class:`HoldPolicy` (zero motion, gripper kept), so the arm moves only
@@ -34,9 +34,9 @@ import numpy as np
 
 from robot_rl.config import Config
 from robot_rl.data.demos import DemoWriter
+from robot_rl.data.rollout import ActorLoop
 from robot_rl.data.transition import Step
 from robot_rl.errors import RobotRLError
-from robot_rl.data.rollout import ActorLoop
 
 SourceFactory = Callable[[gym.Env, Config], Any]
 SOURCES: dict[str, SourceFactory] = {}
@@ -61,11 +61,10 @@ def make_source(name: str, env: gym.Env, cfg: Config) -> Any:
 
 
 def _scripted(env: gym.Env, cfg: Config) -> Any:
-    from robot_rl.sim.experts import make_expert  # sim only
-
+    """The sim task's scripted expert (the env's task hands it out: data knows no task)."""
     if cfg.robot.backend != "sim":
         raise RobotRLError("the scripted source needs the sim (robot.backend: sim); use spacemouse or keyboard")
-    return make_expert(env, noise=cfg.train.scripted_demo_noise, seed=cfg.seed)
+    return env.unwrapped.task.make_expert(env, noise=cfg.train.scripted_demo_noise, seed=cfg.seed)
 
 
 class HoldPolicy:
@@ -115,7 +114,7 @@ def _human(name: str) -> SourceFactory:
     def factory(env: gym.Env, cfg: Config) -> HoldPolicy:
         if not _is_human_env(env):
             raise RobotRLError(f"the {name} source needs an env that reads the {name} "
-                               "(build it with robot_rl.data.recording.make_recording_env)")
+                               "(build it with robot_rl.assemble.make_recording_env)")
         return HoldPolicy(env, hz=cfg.env.control_hz if cfg.robot.backend == "sim" else None)
 
     return factory
@@ -135,22 +134,6 @@ def human_config(cfg: Config, source: str) -> Config:
     if source in cfg.intervention.device.split("+"):
         return cfg
     return dataclasses.replace(cfg, intervention=dataclasses.replace(cfg.intervention, device=source))
-
-
-def make_recording_env(cfg: Config, source: str, **device_context: Any) -> gym.Env:
-    """The env a source records in, with the observation the learner trains on.
-
-    ``scripted``: the actor's ``demos`` env. A human source: the actor's ``train`` env,
-    whose outermost wrapper reads ``cfg``'s input device (pass ``human_config(cfg,
-    source)``); a missing device or display is the driver's one-line DeviceError, raised
-    here. ``device_context`` goes to the device builders (tests hand in fake hidapi or
-    pynput here).
-    """
-    from robot_rl.envs import make_actor_env
-
-    if source in HUMAN_SOURCES:
-        return make_actor_env(cfg, "train", human=True, **device_context)
-    return make_actor_env(cfg, "demos")
 
 
 def controls_hint(cfg: Config) -> str:

@@ -33,6 +33,7 @@ from typing import Any, Mapping, NamedTuple
 import gymnasium as gym
 import numpy as np
 
+from robot_rl.data.durable import durable_writer
 from robot_rl.data.transition import Step
 
 _FIELDS = {  # per-slot transition data besides the frame: name -> dtype
@@ -270,7 +271,9 @@ class ReplayBuffer:
         self._valid_idx = None
 
     def save(self, path: str | Path) -> None:
-        np.savez(path, **self.state_dict())
+        """Write the buffer to ``path`` (an ``.npz``) through the one durable write."""
+        with durable_writer(path) as f:
+            np.savez(f, **self.state_dict())
 
     def load(self, path: str | Path) -> None:
         with np.load(path) as data:

@@ -36,6 +36,23 @@ class ActingPolicy(Protocol):
     def act(self, obs: Obs) -> np.ndarray: ...
 
 
+class Deterministic:
+    """A learned policy acting on its mean (evaluation, and a trained policy on a robot).
+
+    ``keys``: the observation keys the policy was trained on, when the env observes
+    more (e.g. cameras added to record reward frames).
+    """
+
+    def __init__(self, policy: Any, keys: list[str] | None = None) -> None:
+        self.policy = policy
+        self.keys = keys
+
+    def act(self, obs: Obs) -> np.ndarray:
+        if self.keys is not None:
+            obs = {k: obs[k] for k in self.keys}
+        return self.policy.act(obs, deterministic=True)
+
+
 @dataclass
 class EpisodeStats:
     episode_id: int

@@ -18,7 +18,7 @@ At the end of each episode ``info`` holds ``episode_interventions`` (takeovers),
 
 A device that disappears mid-episode (``DeviceError``) ends the intervention: the
 policy resumes, one warning is logged, and the episode and its data carry on
-(:class:`FailSafeInput`).
+(:class:`~robot_rl.envs.inputs.FailSafeInput`).
 """
 
 from __future__ import annotations
@@ -30,42 +30,11 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
+from robot_rl.envs.inputs import FailSafeInput
 from robot_rl.envs.wrappers import outer_action
-from robot_rl.errors import DeviceError
 from robot_rl.interfaces import InputCommand, InputDevice
 
 log = logging.getLogger("robot_rl.intervention")
-
-
-class FailSafeInput(InputDevice):
-    """An input device whose loss turns into "nobody intervenes" plus one warning.
-
-    After the first DeviceError, ``read()`` returns a neutral command (zero twist, no
-    intervention, no button presses) forever; ``lost`` is True and ``error`` holds the
-    message, e.g. for the episode's info dict.
-    """
-
-    def __init__(self, device: InputDevice, logger: logging.Logger | None = None) -> None:
-        self.device = device
-        self.error: str | None = None
-        self._log = logger or log
-
-    @property
-    def lost(self) -> bool:
-        return self.error is not None
-
-    def read(self) -> InputCommand:
-        if self.error is not None:
-            return InputCommand()
-        try:
-            return self.device.read()
-        except DeviceError as err:
-            self.error = str(err)
-            self._log.warning("input device lost, intervention ended, the policy resumes: %s", err)
-            return InputCommand()
-
-    def close(self) -> None:
-        self.device.close()
 
 
 def command_gripper(cmd: InputCommand, current_target: float) -> float:
@@ -168,24 +137,3 @@ class HumanIntervention(gym.Wrapper):
     def close(self) -> None:
         self.device.close()
         super().close()
-
-
-def _simulated(cfg, *, env: gym.Env, **_: Any) -> InputDevice:
-    from robot_rl.sim.intervener import SimulatedIntervener
-
-    return SimulatedIntervener(cfg, env)
-
-
-def with_intervention(env: gym.Env, cfg: "Config", **context: Any) -> gym.Env:  # noqa: F821
-    """Wrap ``env`` in :class:`HumanIntervention` with the device ``cfg.intervention`` names.
-
-    ``device: none`` returns ``env`` unchanged. ``context`` goes to the device builders
-    (tests pass fake hardware libraries this way).
-    """
-    if cfg.intervention.device == "none":
-        return env
-    from robot_rl_drivers.input import INPUT_DEVICES, make_input_device
-
-    registry = {**INPUT_DEVICES, "simulated": _simulated}
-    device = make_input_device(cfg.intervention, registry, env=env, **context)
-    return HumanIntervention(env, device, penalty=cfg.intervention.penalty)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import gymnasium as gym
@@ -212,3 +213,13 @@ class RobotEnv(gym.Env):
         for name, camera in self.cameras.items():
             obs[name] = camera.read().image
         return obs
+
+
+@dataclass
+class EnvParts:
+    """The backend pieces a RobotEnv runs on: sim, over topics, or hardware alike."""
+
+    robot: Robot
+    cameras: dict[str, Camera]
+    clock: Clock
+    task: EpisodeTask

@@ -104,7 +104,8 @@ class GripperPenalty(gym.Wrapper):
 class CropResize(gym.ObservationWrapper):
     """Per-camera crop (x0, y0, x1, y1 in native pixels) then resize to (width, height)."""
 
-    def __init__(self, env: gym.Env, crops: dict[str, tuple[tuple[int, int, int, int] | None, tuple[int, int] | None]]) -> None:
+    def __init__(self, env: gym.Env,
+                 crops: dict[str, tuple[tuple[int, int, int, int] | None, tuple[int, int] | None]]) -> None:
         super().__init__(env)
         self.crops = crops
         spaces = dict(env.observation_space.spaces)

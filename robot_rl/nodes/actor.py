@@ -14,7 +14,7 @@ through a SpaceMouse or keyboard, :class:`~robot_rl.nodes.intervention.TopicInpu
 policy ``ros.policy`` names:
 
 * ``expert``: the task's scripted expert (sim), which reads only the RobotEnv API;
-* ``checkpoint``: the policy of a training run's checkpoint (``ros.checkpoint``),
+* ``checkpoint``: the policy of a ``robot-rl train`` or ``robot-rl learner`` run (``ros.checkpoint``),
   acting deterministically;
 * ``learner``: :class:`robot_rl.training.remote.actor_process.ActorProcess`, which streams
   every step to the learner over gRPC and swaps in new weights;
@@ -44,8 +44,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -56,6 +54,7 @@ import numpy as np
 
 from robot_rl.config import Config
 from robot_rl.control.commands import PostureLimits
+from robot_rl.data.rollout import Deterministic
 from robot_rl.envs.task import EpisodeTask
 from robot_rl.errors import ConfigError
 from robot_rl.nodes.camera import TopicCamera
@@ -116,20 +115,16 @@ def make_topic_parts(cfg: Config, topics: dict[str, Any], senders: Senders, *, a
     clock = WallClock()
     task: EpisodeTask
     if cfg.robot.backend == "sim":
-        from robot_rl.sim.tasks import task_class
+        from robot_rl.tasks import get_task
 
         if senders.reset is None:
             raise ConfigError("a sim session's actor needs the sim reset topic")
-        task = SimTopicTask(task_class(cfg.task.name).state_dim, robot, senders.reset, actor_id=actor_id,
+        task = SimTopicTask(get_task(cfg.task.name).task.state_dim, robot, senders.reset, actor_id=actor_id,
                             reset_timeout_s=ros.reset_timeout_s, reset_topic=topics.get("sim_reset", "/sim/reset"))
     else:
         task = RobotResetTask(cfg, robot, clock)
     device = TopicInput(cfg.intervention, timeout_s=ros.input_timeout_s) if topic_devices(cfg.intervention) else None
     return TopicParts(robot, cameras, clock, task, device)
-
-
-def default_actor_id() -> str:
-    return f"{socket.gethostname()}-{os.getpid()}"
 
 
 class StopOnRequest(gym.Wrapper):
@@ -205,17 +200,6 @@ class EpisodeBook(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
-class _Deterministic:
-    def __init__(self, policy: Any, keys: Optional[list[str]] = None) -> None:
-        self.policy = policy
-        self.keys = keys
-
-    def act(self, obs: dict[str, np.ndarray]) -> np.ndarray:
-        if self.keys is not None:
-            obs = {k: obs[k] for k in self.keys}
-        return self.policy.act(obs, deterministic=True)
-
-
 class _Random:
     def __init__(self, space: gym.Space, seed: int) -> None:
         self.space = space
@@ -225,34 +209,31 @@ class _Random:
         return self.rng.uniform(self.space.low, self.space.high).astype(np.float32)
 
 
-def checkpoint_policy(cfg: Config, env: gym.Env, keys: Optional[list[str]] = None) -> _Deterministic:
-    """The policy saved in ``ros.checkpoint``'s ``checkpoint/state.pt``, acting deterministically.
+def checkpoint_policy(cfg: Config, env: gym.Env, keys: Optional[list[str]] = None) -> Deterministic:
+    """The policy of the run ``ros.checkpoint`` names, acting deterministically.
 
-    ``keys``: the observation keys it was trained on, when ``env`` observes more (the
-    reward cameras while frames are recorded); the others are dropped before it acts.
+    The run may be a ``robot-rl train`` or a ``robot-rl learner`` one: both write the one
+    checkpoint format (:mod:`robot_rl.training.saved_policy` reads it, checking spaces and
+    shapes). ``keys``: the observation keys it was trained on, when ``env`` observes more
+    (the reward cameras while frames are recorded); the others are dropped before it acts.
     """
-    from robot_rl.agents.policy import Policy
-    from robot_rl.training.checkpoint import load_checkpoint
+    from robot_rl.training.saved_policy import load_policy
 
     if not cfg.ros.checkpoint:
         raise ConfigError("ros.policy is 'checkpoint' but ros.checkpoint names no run directory")
-    state, _ = load_checkpoint(cfg.ros.checkpoint, buffer_names=())
     space = env.observation_space if keys is None else gym.spaces.Dict({k: env.observation_space[k] for k in keys})
-    policy = Policy(cfg.agent, space, env.action_space)
-    try:
-        policy.load_state_dict(state["learner"]["agent"]["policy"])
-    except (KeyError, RuntimeError) as err:
-        raise ConfigError(f"ros.checkpoint {cfg.ros.checkpoint}: its policy does not fit this config "
-                          f"({str(err).splitlines()[0]})") from None
-    policy.eval()
-    return _Deterministic(policy, keys)
+    saved = load_policy(cfg.ros.checkpoint, cfg.agent, space, env.action_space)
+    log.info("policy from %s (%s run, %d updates)", saved.path, saved.kind, saved.updates)
+    return Deterministic(saved.policy, keys)
 
 
 class ActorSession:
     """Episodes of one env over topics with one policy (see the module docstring)."""
 
     def __init__(self, cfg: Config, parts: TopicParts, *, actor_id: str | None = None) -> None:
-        from robot_rl.envs import EnvParts, make_actor_env
+        from robot_rl.assemble import make_actor_env
+        from robot_rl.config.learning import default_actor_id
+        from robot_rl.envs import EnvParts
         from robot_rl.envs.intervention import HumanIntervention
 
         self.cfg = cfg
@@ -276,23 +257,14 @@ class ActorSession:
             self._policy_keys = list(cfg.env.policy_keys or ["state", *configured_cameras(cfg)])
             person = LabelKeyTap(person)
             self._label_keys = person.labels
+        # the person's devices are read by the intervention node and come over a topic
         env = make_actor_env(env_cfg, parts=EnvParts(parts.robot, dict(parts.cameras), parts.clock, parts.task),
-                             human=False)  # the person's device comes over a topic, below
+                             over_topic=person)
         if self._label_keys is not None:
             from robot_rl.reward.collect import check_frame_cameras
 
             check_frame_cameras(cfg, env.observation_space)
-        devices = [person] if person is not None else []
-        if "simulated" in cfg.intervention.device.split("+"):
-            from robot_rl.sim.intervener import SimulatedIntervener
-
-            devices.append(SimulatedIntervener(cfg.intervention, env))
-        if devices:
-            from robot_rl_drivers.input import MergedInput
-
-            device = devices[0] if len(devices) == 1 else MergedInput(devices)
-            env = HumanIntervention(env, device, penalty=cfg.intervention.penalty)
-        elif cfg.ros.policy == "human":
+        if cfg.ros.policy == "human" and not isinstance(env, HumanIntervention):
             raise ConfigError(f"ros.policy is 'human' but intervention.device is '{cfg.intervention.device}': "
                               "name the person's device (spacemouse, keyboard, or spacemouse+keyboard)")
         env = StopOnRequest(env, self._stop)
@@ -335,9 +307,9 @@ class ActorSession:
         from robot_rl.data.rollout import ActorLoop
 
         if self.policy_name == "expert":
-            from robot_rl.sim.experts import make_expert
+            from robot_rl.tasks import get_task
 
-            policy: Any = make_expert(self.env, seed=self.seed)
+            policy: Any = get_task(self.cfg.task.name).make_expert(self.env, seed=self.seed)
         elif self.policy_name == "checkpoint":
             policy = checkpoint_policy(self.cfg, self.env, keys=self._policy_keys)
         elif self.policy_name == "human":

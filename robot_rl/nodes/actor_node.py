@@ -15,14 +15,26 @@ from __future__ import annotations
 
 import sys
 
+from robot_rl.config.learning import default_actor_id
 from robot_rl.nodes.actor import (
-    ActorSession, Senders, actor_cameras, default_actor_id, make_topic_parts, summary_line,
+    ActorSession,
+    Senders,
+    actor_cameras,
+    make_topic_parts,
+    summary_line,
+)
+from robot_rl.nodes.common import (
+    StatusPublisher,
+    declare_topics,
+    guarded,
+    load_session,
+    log_core_to_console,
+    node_base,
+    qos,
+    run_with_worker,
 )
 from robot_rl.nodes.intervention import topic_devices
 from robot_rl.nodes.topics import ROBOT_COMMANDS, ROBOT_STATE
-from robot_rl.nodes.common import (
-    StatusPublisher, declare_topics, guarded, load_session, log_core_to_console, node_base, qos, run_with_worker,
-)
 from robot_rl.ros import convert, msgs
 
 Node = node_base()

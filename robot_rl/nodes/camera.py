@@ -17,8 +17,8 @@ from typing import Callable
 import numpy as np
 
 from robot_rl.errors import DeviceError
-from robot_rl.nodes.latest import Latest
 from robot_rl.interfaces import Camera, Frame
+from robot_rl.nodes.latest import Latest
 
 
 def pinhole_k(fovy_deg: float, width: int, height: int) -> np.ndarray:

@@ -19,11 +19,17 @@ import sys
 import numpy as np
 
 from robot_rl.errors import ConfigError
-from robot_rl.nodes.topics import camera_frame_id
 from robot_rl.nodes.common import (
-    StatusPublisher, declare_topics, load_session, log_core_to_console, node_base, param_or, qos,
+    StatusPublisher,
+    declare_topics,
+    load_session,
+    log_core_to_console,
+    node_base,
+    param_or,
+    qos,
     required_string,
 )
+from robot_rl.nodes.topics import camera_frame_id
 from robot_rl.ros import convert, msgs, run_node
 
 Node = node_base()

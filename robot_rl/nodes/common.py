@@ -25,13 +25,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from robot_rl.config import Config, load_config
+from robot_rl.config import Config
 from robot_rl.errors import RobotRLError
 from robot_rl.interfaces import RobotState
 from robot_rl.paths import resolve_config
 from robot_rl.ros import convert, msgs
 from robot_rl.ros.errors import MessageError, ParameterError
-
+from robot_rl.tasks import load_config
 
 # --- the backend ---------------------------------------------------------------------------
 

@@ -18,12 +18,18 @@ import sys
 import time
 
 from robot_rl.errors import ConfigError
-from robot_rl.nodes.controller import ControllerCore
-from robot_rl.nodes.topics import ROBOT_COMMANDS, ROBOT_STATE
 from robot_rl.nodes.common import (
-    RobotStatePublisher, StatusPublisher, declare_topics, load_session, log_core_to_console, node_base, param_or,
+    RobotStatePublisher,
+    StatusPublisher,
+    declare_topics,
+    load_session,
+    log_core_to_console,
+    node_base,
+    param_or,
     subscribe_commands,
 )
+from robot_rl.nodes.controller import ControllerCore
+from robot_rl.nodes.topics import ROBOT_COMMANDS, ROBOT_STATE
 from robot_rl.ros import run_node
 
 Node = node_base()

@@ -50,8 +50,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from robot_rl.config.input import INPUT_ACTIONS, InterventionConfig
-from robot_rl.nodes.latest import Latest
 from robot_rl.interfaces import InputCommand, InputDevice
+from robot_rl.nodes.latest import Latest
 
 DEVICE_BUTTONS = 32
 ACTION_BUTTONS: dict[str, int] = {action: DEVICE_BUTTONS + i for i, action in enumerate(INPUT_ACTIONS)}

@@ -18,12 +18,17 @@ from __future__ import annotations
 import sys
 import time
 
-from robot_rl.envs.intervention import FailSafeInput
+from robot_rl.envs.inputs import FailSafeInput
 from robot_rl.errors import ConfigError
-from robot_rl.nodes.intervention import encode, raw_device_config
 from robot_rl.nodes.common import (
-    StatusPublisher, declare_topics, load_session, log_core_to_console, node_base, qos,
+    StatusPublisher,
+    declare_topics,
+    load_session,
+    log_core_to_console,
+    node_base,
+    qos,
 )
+from robot_rl.nodes.intervention import encode, raw_device_config
 from robot_rl.ros import convert, msgs, run_node
 
 Node = node_base()

@@ -31,13 +31,17 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from robot_rl.control.commands import (
-    BadCommand, PostureLimits, log_rejection, posture_command, robot_command,
-)
 from robot_rl.config.sections import ControllerConfig
+from robot_rl.control.commands import (
+    BadCommand,
+    PostureLimits,
+    log_rejection,
+    posture_command,
+    robot_command,
+)
 from robot_rl.errors import RobotFault
-from robot_rl.nodes.latest import Latest, Percentiles, StopRequested
 from robot_rl.interfaces import Clock, Robot, RobotState
+from robot_rl.nodes.latest import Latest, Percentiles, StopRequested
 
 log = logging.getLogger("robot_rl.nodes.robot")
 
@@ -152,6 +156,11 @@ class TopicRobot(Robot):
             raise RobotFault("refusing to send a target before the robot's pose is known", state=None)
         if self.cancel.is_set():
             raise StopRequested()  # e.g. mid-reset: stop moving, the controller's watchdog holds
+        age = self._pose.age()
+        if age > self.state_timeout_s:  # the controller stopped: a fault, as in state(), until recover()
+            raise RobotFault(f"refusing a target: the robot state on {self.pose_topic} is {age:.2f} s old "
+                             f"(ros.state_timeout_s {self.state_timeout_s}): is the controller running?",
+                             state=self._last)
         try:
             pos, quat, opening = robot_command(pos, quat, gripper)
         except BadCommand as err:

@@ -30,8 +30,9 @@ def _nodes(context: Any) -> list[Any]:
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
 
-    from robot_rl.config import load_config, to_dict
+    from robot_rl.config import to_dict
     from robot_rl.nodes.description import PACKAGE, build_graph
+    from robot_rl.tasks import load_config
     path = _resolve(LaunchConfiguration("config").perform(context))
     overrides = [o.strip() for o in LaunchConfiguration("set").perform(context).split(";") if o.strip()]
     cfg = load_config(path, overrides)
@@ -56,8 +57,9 @@ def _resolve(config: str) -> Path:
 
 def generate_launch_description(config: str = "", overrides: str = "") -> Any:
     """A LaunchDescription for the session ``config`` (a default the launch argument may replace)."""
-    from launch import LaunchDescription
     from launch.actions import DeclareLaunchArgument, OpaqueFunction
+
+    from launch import LaunchDescription
 
     config_arg = DeclareLaunchArgument("config", default_value=config, description="session YAML or config name") \
         if config else DeclareLaunchArgument("config", description="session YAML or config name, e.g. pick_cube")

@@ -27,19 +27,20 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from robot_rl.config import Config
+from robot_rl.interfaces import RobotState
 from robot_rl.nodes.camera import pinhole_k
 from robot_rl.nodes.controller import ControllerCore
 from robot_rl.nodes.latest import Percentiles
-from robot_rl.interfaces import RobotState
 
 
 class SimServer:
     def __init__(self, cfg: Config, *, cameras: list[str] | None = None, max_lag_s: float = 0.05,
                  clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time) -> None:
         from robot_rl.sim import build_world
+        from robot_rl.tasks import make_task
 
         self.cfg = cfg
-        self.world = build_world(cfg, list(cfg.cameras) if cameras is None else cameras)
+        self.world = build_world(make_task(cfg), list(cfg.cameras) if cameras is None else cameras)
         self.world.robot.controller.watchdog_enabled = False  # the node's wall-clock watchdog replaces it
         self.controller = ControllerCore(self.world.robot, cfg.ros.watchdog_s, clock=clock, wall=wall)
         self.max_lag_s = max_lag_s

@@ -20,13 +20,21 @@ import json
 import sys
 import time
 
+from robot_rl.nodes.common import (
+    RobotStatePublisher,
+    StatusPublisher,
+    declare_topics,
+    guarded,
+    load_session,
+    log_core_to_console,
+    node_base,
+    param_or,
+    qos,
+    subscribe_commands,
+)
 from robot_rl.nodes.sim import SimServer
 from robot_rl.nodes.task import parse_reset_request
 from robot_rl.nodes.topics import ROBOT_COMMANDS, ROBOT_STATE, SIM, camera_frame_id, task_state_names
-from robot_rl.nodes.common import (
-    RobotStatePublisher, StatusPublisher, declare_topics, guarded, load_session, log_core_to_console, node_base,
-    param_or, qos, subscribe_commands,
-)
 from robot_rl.ros import convert, msgs, run_node
 
 Node = node_base()

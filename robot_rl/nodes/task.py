@@ -27,9 +27,9 @@ from robot_rl.envs.task import EpisodeTask
 from robot_rl.errors import DeviceError
 from robot_rl.nodes.latest import Latest, Percentiles, StopRequested
 from robot_rl.nodes.robot import TopicRobot
+from robot_rl.nodes.topics import task_state_names
 
 log = logging.getLogger(__name__)
-from robot_rl.nodes.topics import task_state_names
 
 RESEND_REQUEST_S = 1.0
 
@@ -140,18 +140,17 @@ class RobotResetTask(EpisodeTask):
 
     state_dim = 0
 
-    #: Hardware gripper opening at the start of an episode, per task: PegInsert starts with the
-    #: peg in the closed fingers, so a reset must not open them and drop it.
-    TASK_GRIPPER = {"PickCube": 1.0, "PegInsert": 0.0}
-
     def __init__(self, cfg: Any, robot: TopicRobot, clock: Any) -> None:
         from robot_rl.reset.joint_reset import PostureJointMover
         from robot_rl.reset.robot_reset import RobotReset
+        from robot_rl.tasks import get_task
 
         mover = PostureJointMover(robot, cfg) if cfg.reset.joint_reset_every else None
         self.routine = RobotReset(robot, clock, cfg, mover)
+        # The task says whether a part is held from the start (a reset must then not
+        # open the fingers and drop it); reset.gripper overrides it.
         self._gripper = (cfg.reset.gripper if cfg.reset.gripper is not None
-                         else self.TASK_GRIPPER.get(cfg.task.name, 1.0))
+                         else get_task(cfg.task.name).start_gripper)
 
     def start_gripper(self) -> float:
         return self._gripper

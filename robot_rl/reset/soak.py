@@ -2,12 +2,12 @@
 
 The soak test of issue 7 ("50 consecutive auto-resets on each task") and its CI-sized
 version both run :func:`reset_soak`: a sim env with ``reset.mode: scripted``, where
-every episode is played by a disturber (the scripted expert, which lifts the cube or
-inserts the peg, alternating with random actions, which push things about), and
+every episode is played by a disturber (the task's scripted expert, which does the
+task, alternating with random actions, which push things about), and
 after every scripted reset it checks
 
-* the object is inside the task's randomization range (``object_in_start_range``,
-  plus the cube's yaw for PickCube),
+* the object is inside the task's randomization range (the task reset's ``in_range``:
+  ``object_in_start_range``, plus whatever else the task checks, such as an object's yaw),
 * the TCP is inside the safety box (1 mm tolerance for the measured pose),
 * the reset caused no controller violation and no pose-error clipping
   (:class:`~robot_rl.reset.stats.ResetStats`), and no teleport ran.
@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from robot_rl.config import Config
@@ -59,23 +60,22 @@ class SoakResult:
                 "failures": self.failures}
 
 
-def reset_soak(cfg: Config, resets: int, seed: int = 0, disturb: str = "alternate",
+def reset_soak(cfg: Config, env: gym.Env, resets: int, seed: int = 0, disturb: str = "alternate",
                expert_noise: float = 0.3) -> SoakResult:
-    """Run ``resets`` scripted resets, each after a disturbing episode; see the module docstring.
+    """Run ``resets`` scripted resets of ``env`` (the sim env of ``cfg``), each after a disturbing episode.
+
+    See the module docstring; the caller builds ``env`` (:func:`robot_rl.assemble.make_env`)
+    and the soak closes it when done.
 
     ``disturb``: ``expert`` (the scripted expert plays), ``random`` (uniform random
     actions) or ``alternate`` (expert on even episodes, random on odd ones).
     """
-    from robot_rl.envs import make_env
-    from robot_rl.sim.experts import make_expert
-
     if cfg.reset.mode != "scripted":
         raise ValueError("reset_soak needs reset.mode: scripted")
-    env = make_env(cfg)
     base = env.unwrapped
     task, world = base.task, base.task.world
     box = SafetyBox.from_config(cfg.robot)
-    expert = make_expert(env, noise=expert_noise, seed=seed)
+    expert = task.make_expert(env, noise=expert_noise, seed=seed)
     rng = np.random.default_rng(seed + 7)
     teleports = 0
     original_teleport = task.teleport
@@ -111,7 +111,7 @@ def reset_soak(cfg: Config, resets: int, seed: int = 0, disturb: str = "alternat
             stats = task.reset_routine.history[-1]
             result.resets += 1
             result.totals.add(stats)
-            in_range = _object_in_range(task)
+            in_range = task.reset_routine.in_range()
             state = world.robot.state()
             in_box = box.contains(state.tcp_pos, state.tcp_quat, tol=1e-3)
             result.in_range += int(in_range)
@@ -125,11 +125,3 @@ def reset_soak(cfg: Config, resets: int, seed: int = 0, disturb: str = "alternat
         result.wall_s = time.perf_counter() - start_wall
         env.close()
     return result
-
-
-def _object_in_range(task: Any) -> bool:
-    if not task.object_in_start_range():
-        return False
-    if task.name == "PickCube":
-        return abs(task.reset_routine.cube_yaw()) <= task.params.cube_yaw_range + 0.02
-    return True

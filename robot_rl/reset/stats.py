@@ -47,7 +47,7 @@ def controller_counters(robot: Robot) -> dict[str, int] | None:
 class ResetStats:
     """One reset's record (or the sum of several, see :meth:`add`)."""
 
-    kind: str = ""  # "robot", "PickCube", "PegInsert", "teleport", ...
+    kind: str = ""  # "robot", a task's name (its scripted reset), "teleport", ...
     resets: int = 1
     duration_s: float = 0.0  # on the robot's clock
     targets_sent: int = 0

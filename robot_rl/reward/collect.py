@@ -119,31 +119,25 @@ def recording_config(cfg: Config) -> Config:
                                reward=dataclasses.replace(rcfg, classifier_path=None))
 
 
-def record_sim(cfg: Config, out: str | Path, *, frames: int, labels: LabelSource | None = None, seed: int = 0,
-               append: bool = False, env: gym.Env | None = None,
+def record_sim(cfg: Config, out: str | Path, env: gym.Env, *, frames: int, labels: LabelSource | None = None,
+               seed: int = 0, append: bool = False,
                on_frame: Callable[[RecordStats], None] | None = None) -> RecordStats:
     """Record ``frames`` reward frames in sim with the hard-case scenarios into ``out``.
 
-    Labels are ground truth unless another ``labels`` source is given (e.g. keys).
+    ``env`` is the sim env of ``recording_config(cfg)`` (built by the caller through
+    :mod:`robot_rl.assemble`; the caller closes it). Labels are ground truth unless
+    another ``labels`` source is given (e.g. keys).
     """
-    from robot_rl.envs import make_env
     from robot_rl.reward.labels import GroundTruthLabels
-    from robot_rl.reward.scenarios import make_scenario_driver
 
     if cfg.robot.backend != "sim":
         raise ConfigError(f"robot.backend is '{cfg.robot.backend}': sim recording needs the sim backend")
-    own_env = env is None
-    env = make_env(recording_config(cfg)) if env is None else env
     labels = GroundTruthLabels() if labels is None else labels
-    try:
-        driver = make_scenario_driver(env, cfg.reward.collect, seed=seed)
-        writer = FrameWriter(out, cameras=cfg.reward.cameras, image_size=cfg.reward.image_size,
-                             task=cfg.task.name, label_source=labels.name, tags=driver.tags,
-                             chunk_frames=cfg.reward.collect.chunk_frames, append=append)
-        return record_frames(env, driver, labels, writer, frames=frames, seed=seed, on_frame=on_frame)
-    finally:
-        if own_env:
-            env.close()
+    driver = env.unwrapped.task.make_scenarios(env, cfg.reward.collect, seed=seed)  # the sim task's own
+    writer = FrameWriter(out, cameras=cfg.reward.cameras, image_size=cfg.reward.image_size,
+                         task=cfg.task.name, label_source=labels.name, tags=driver.tags,
+                         chunk_frames=cfg.reward.collect.chunk_frames, append=append)
+    return record_frames(env, driver, labels, writer, frames=frames, seed=seed, on_frame=on_frame)
 
 
 # --- on a robot: the actor node's episodes ------------------------------------------------

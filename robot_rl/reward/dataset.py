@@ -242,7 +242,8 @@ def load_frames(folder: str | Path) -> FrameSet:
     meta = read_meta(folder)
     cams = list(meta["cameras"])
     w, h = meta["image_size"]
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ["label", "episode", "step", "tag"] + [f"image_{c}" for c in cams]}
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ["label", "episode", "step", "tag"]
+                                          + [f"image_{c}" for c in cams]}
     leftovers = [p.name for p in folder.glob("*.tmp")]
     if leftovers:
         log.warning("%s: ignoring unfinished chunk files %s (a recording was interrupted)", folder, leftovers)

@@ -133,7 +133,8 @@ def read_header(path: str | Path) -> tuple[dict[str, Any], dict[str, torch.Tenso
     except Exception as err:  # noqa: BLE001 - any unreadable file is the same user error
         raise ClassifierFileError(f"{path} is not a reward classifier file ({type(err).__name__})") from None
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise ClassifierFileError(f"{path} is not a reward classifier file (format {blob.get('format') if isinstance(blob, dict) else None!r})")
+        raise ClassifierFileError(f"{path} is not a reward classifier file "
+                                  f"(format {blob.get('format') if isinstance(blob, dict) else None!r})")
     if blob.get("version") != VERSION:
         raise ClassifierFileError(f"{path}: classifier file version {blob.get('version')!r} is not supported")
     try:

@@ -27,6 +27,7 @@ from torch.nn import functional as F
 from robot_rl.agents import resolve_device
 from robot_rl.config.loader import to_dict
 from robot_rl.config.reward import RewardConfig
+from robot_rl.data.durable import durable_write_text
 from robot_rl.reward.dataset import DatasetError, FrameSet
 from robot_rl.reward.metrics import bar_failures, binary_metrics, select_threshold
 from robot_rl.reward.model import RewardClassifier, save_classifier
@@ -70,7 +71,9 @@ def split_by_episode(episode: np.ndarray, label: np.ndarray, *, calibration_frac
 
 
 @dataclass
-class TrainResult:
+class ClassifierResult:
+    """A trained classifier, its validation report, and why it misses the bar (empty: accepted)."""
+
     model: RewardClassifier
     report: dict[str, Any]
     failures: list[str] = field(default_factory=list)
@@ -106,7 +109,7 @@ def _loss(model: RewardClassifier, inputs: dict[str, np.ndarray], labels: np.nda
 
 
 def train_classifier(frames: FrameSet, cfg: RewardConfig, *, seed: int = 0, data_dir: str = "",
-                     on_step: Callable[[int, float], None] | None = None) -> TrainResult:
+                     on_step: Callable[[int, float], None] | None = None) -> ClassifierResult:
     """Fit, calibrate and evaluate a classifier on ``frames`` with the settings in ``cfg``."""
     threads = torch.get_num_threads()
     if cfg.torch_threads:
@@ -118,7 +121,7 @@ def train_classifier(frames: FrameSet, cfg: RewardConfig, *, seed: int = 0, data
 
 
 def _train(frames: FrameSet, cfg: RewardConfig, *, seed: int, data_dir: str,
-           on_step: Callable[[int, float], None] | None) -> TrainResult:
+           on_step: Callable[[int, float], None] | None) -> ClassifierResult:
     torch.manual_seed(seed)
     split = split_by_episode(frames.episode, frames.label, calibration_fraction=cfg.calibration_fraction,
                              test_fraction=cfg.test_fraction, seed=cfg.split_seed)
@@ -196,7 +199,7 @@ def _train(frames: FrameSet, cfg: RewardConfig, *, seed: int, data_dir: str,
                   "encoder": to_dict(cfg.encoder), "hidden_dim": cfg.hidden_dim, "parameters": n_params,
                   "trainable_parameters": sum(p.numel() for p in trainable_parameters(model).values())},
     }
-    return TrainResult(model, report, failures)
+    return ClassifierResult(model, report, failures)
 
 
 def report_path(model_path: str | Path) -> Path:
@@ -209,17 +212,18 @@ def rejected_report_path(model_path: str | Path) -> Path:
     return Path(model_path).with_suffix(".rejected.json")
 
 
-def save_result(path: str | Path, result: TrainResult, cfg: RewardConfig, *, task: str, forced: bool = False) -> None:
+def save_result(path: str | Path, result: ClassifierResult, cfg: RewardConfig, *, task: str,
+                forced: bool = False) -> None:
     """Save the model and its report next to it; the header carries the held-out figures."""
     result.report["forced"] = bool(forced and not result.accepted)
     save_classifier(path, result.model, task=task, held_out=result.report["held_out"], accepted=result.accepted,
                     forced=result.report["forced"], target_fpr=cfg.target_fpr, data=result.report["data"]["dir"])
-    report_path(path).write_text(json.dumps(result.report, indent=1))
+    durable_write_text(report_path(path), json.dumps(result.report, indent=1))
 
 
-def save_rejected_report(path: str | Path, result: TrainResult) -> Path:
+def save_rejected_report(path: str | Path, result: ClassifierResult) -> Path:
     out = rejected_report_path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     result.report["forced"] = False
-    out.write_text(json.dumps(result.report, indent=1))
+    durable_write_text(out, json.dumps(result.report, indent=1))
     return out

@@ -18,13 +18,21 @@ import rclpy.node
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.duration import Duration
 from rclpy.exceptions import (
-    InvalidParameterTypeException, InvalidParameterValueException, NameValidationException,
-    ParameterAlreadyDeclaredException, ParameterNotDeclaredException, ParameterUninitializedException,
+    InvalidParameterTypeException,
+    InvalidParameterValueException,
+    NameValidationException,
+    ParameterAlreadyDeclaredException,
+    ParameterNotDeclaredException,
+    ParameterUninitializedException,
 )
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import (
-    DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data,
+    DurabilityPolicy,
+    HistoryPolicy,
+    QoSProfile,
+    ReliabilityPolicy,
+    qos_profile_sensor_data,
     qos_profile_system_default,
 )
 from rclpy.time import Time

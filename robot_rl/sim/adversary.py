@@ -8,8 +8,9 @@ and a command that cannot be used is rejected and counted, never raised. The
 ``Robot.command`` / ``set_posture``; ``"controller"``: the impedance controller;
 ``"core"``: the controller node's rules, :class:`~robot_rl.nodes.controller.ControllerCore`,
 which the caller passes in as ``make_core`` since sim imports nothing of the node graph)
+on the scene of the task the caller's ``make_task`` builds (sim knows no task by name)
 with the attacks below, and measures after every physics step. The CI suite
-(``tests/safety``) runs them at a small size; ``bench/safety_attacks.py`` at full size.
+(``tests/control/test_command_attacks.py``) runs them at a small size; ``bench/safety_attacks.py`` at full size.
 
 Attacks: random and hostile targets (far away, NaN, inf, 1e300, huge quaternions,
 strings, ragged lists, ...), far corner targets alternating every few physics steps,
@@ -28,6 +29,7 @@ from robot_rl.config import Config
 from robot_rl.control.transforms import quat_mul, rotvec_to_quat
 from robot_rl.interfaces import Robot
 from robot_rl.sim import build_world
+from robot_rl.sim.task import SimTask
 
 CHANNELS = ("robot", "controller", "core")
 
@@ -68,8 +70,10 @@ class Adversary:
     """A sim arm attacked through one command channel; :attr:`figures` holds what it measured."""
 
     def __init__(self, cfg: Config, channel: str = "robot", seed: int = 0,
-                 make_core: Callable[[Robot, float, Callable[[], float]], Any] | None = None) -> None:
-        """``make_core(robot, watchdog_s, clock)`` builds the node core for the ``"core"`` channel."""
+                 make_core: Callable[[Robot, float, Callable[[], float]], Any] | None = None, *,
+                 make_task: Callable[[Config], SimTask]) -> None:
+        """``make_core(robot, watchdog_s, clock)`` builds the node core for the ``"core"`` channel;
+        ``make_task(cfg)`` the task whose scene the arm is attacked in (``robot_rl.tasks.make_task``)."""
         if channel not in CHANNELS:
             raise ValueError(f"channel must be one of {CHANNELS}, got {channel!r}")
         if channel == "core" and make_core is None:
@@ -77,7 +81,7 @@ class Adversary:
         self.cfg = cfg
         self.channel = channel
         self.rng = np.random.default_rng(seed)
-        self.world = build_world(cfg, [])
+        self.world = build_world(make_task(cfg), [])
         self.world.task.reset(np.random.default_rng(seed))
         self.robot = self.world.robot
         self.robot.start()
@@ -252,13 +256,14 @@ class Adversary:
 
 def run_attacks(cfg: Config, channel: str, *, targets: int, alternation_periods: tuple[int, ...],
                 alternation_s: float, postures: int, grippers: int, seed: int = 0,
-                make_core: Callable[[Robot, float, Callable[[], float]], Any] | None = None
+                make_core: Callable[[Robot, float, Callable[[], float]], Any] | None = None,
+                make_task: Callable[[Config], SimTask]
                 ) -> dict[str, SafetyFigures]:
     """Every attack on a fresh arm per attack (so one cannot hide another); figures per attack."""
     results: dict[str, SafetyFigures] = {}
 
     def fresh() -> Adversary:
-        return Adversary(cfg, channel, seed, make_core)
+        return Adversary(cfg, channel, seed, make_core, make_task=make_task)
 
     if targets:
         adv = fresh()

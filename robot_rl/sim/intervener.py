@@ -11,23 +11,30 @@ motion in the base frame, normalised to [-1, 1], as a SpaceMouse's would be.
 from __future__ import annotations
 
 from collections import deque
+from typing import Callable
 
 import gymnasium as gym
 import numpy as np
 
 from robot_rl.config.input import InterventionConfig
 from robot_rl.interfaces import InputCommand, InputDevice
-from robot_rl.sim.experts import make_expert
+from robot_rl.sim.experts import ScriptedExpert
+
+#: Builds the task's scripted expert on an env: ``(env, noise, seed) -> expert``.
+ExpertFactory = Callable[[gym.Env, float, int], ScriptedExpert]
 
 
 class SimulatedIntervener(InputDevice):
+    """Contract: ``make_expert(env, noise, seed)`` returns the task's scripted expert on ``env``
+    (the caller looks it up: the env may run over topics, where there is no sim task object)."""
+
     name = "simulated"
 
-    def __init__(self, cfg: InterventionConfig, env: gym.Env) -> None:
+    def __init__(self, cfg: InterventionConfig, env: gym.Env, make_expert: ExpertFactory) -> None:
         self.cfg = cfg.simulated
         self.env = env
         self.base = env.unwrapped
-        self.expert = make_expert(env, noise=self.cfg.noise, seed=self.cfg.seed)
+        self.expert = make_expert(env, self.cfg.noise, self.cfg.seed)
         self.rng = np.random.default_rng(self.cfg.seed)
         self._episode = -1
         self.total_takeovers = 0

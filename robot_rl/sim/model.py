@@ -142,7 +142,8 @@ def scene_xml(parts: SceneParts, cameras: list[CameraSpec], physics_hz: float) -
     <headlight ambient="0.45 0.45 0.45" diffuse="0.5 0.5 0.5" specular="0 0 0"/>
   </visual>
   <asset>
-    <texture name="grid" type="2d" builtin="checker" width="64" height="64" rgb1="0.62 0.55 0.45" rgb2="0.58 0.51 0.42"/>
+    <texture name="grid" type="2d" builtin="checker" width="64" height="64"
+             rgb1="0.62 0.55 0.45" rgb2="0.58 0.51 0.42"/>
     <material name="table" texture="grid" texrepeat="6 6"/>
     {parts.assets}
   </asset>
@@ -183,7 +184,8 @@ def scene_xml(parts: SceneParts, cameras: list[CameraSpec], physics_hz: float) -
   </equality>
   <actuator>
     {motors}
-    <position name="gripper" joint="finger_left" kp="{GRIPPER_KP}" kv="20" ctrlrange="0 {FINGER_TRAVEL}" forcerange="{-GRIPPER_FORCE} {GRIPPER_FORCE}"/>
+    <position name="gripper" joint="finger_left" kp="{GRIPPER_KP}" kv="20" ctrlrange="0 {FINGER_TRAVEL}"
+              forcerange="{-GRIPPER_FORCE} {GRIPPER_FORCE}"/>
   </actuator>
   {''.join(parts.extra)}
 </mujoco>

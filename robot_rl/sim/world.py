@@ -34,13 +34,13 @@ except Exception as _err:  # noqa: BLE001 - a broken GL backend fails inside muj
 from robot_rl.config import Config  # noqa: E402
 from robot_rl.control import ArmState, CartesianImpedanceController, SafetyBox  # noqa: E402
 from robot_rl.control.commands import BadCommand, robot_command  # noqa: E402
-from robot_rl.control.transforms import mat_to_quat, quat_mul, quat_conj, quat_to_rotvec  # noqa: E402
+from robot_rl.control.transforms import mat_to_quat, quat_conj, quat_mul, quat_to_rotvec  # noqa: E402
 from robot_rl.errors import RenderError  # noqa: E402
 from robot_rl.interfaces import Camera, Clock, Frame, Robot, RobotState  # noqa: E402
 from robot_rl.sim.model import FINGER_TRAVEL, CameraSpec, scene_xml  # noqa: E402
 
 if TYPE_CHECKING:
-    from robot_rl.sim.tasks.base import SimTask
+    from robot_rl.sim.task import SimTask
 
 log = logging.getLogger("robot_rl.sim")
 

@@ -2,7 +2,7 @@
 
 ``robot-rl train`` keeps the learner process's promise (at most the episode in flight is
 lost to ``kill -9`` or a power cut) the same way the learner does: each finished episode
-is appended to ``<run_dir>/replay/`` through :class:`robot_rl.training.remote.replay_log.EpisodeLog`
+is appended to ``<run_dir>/replay/`` through :class:`robot_rl.training.replay_log.EpisodeLog`
 (one fsync'd file per episode, the demo-directory format) before any update uses it.
 
 A checkpoint records how many logged episodes it already holds (``replay_episodes``);
@@ -26,7 +26,7 @@ import gymnasium as gym
 from robot_rl.data.durable import durable_mkdir
 from robot_rl.data.transition import Step
 from robot_rl.errors import RobotRLError
-from robot_rl.training.remote.replay_log import EpisodeLog, LoggedEpisode
+from robot_rl.training.replay_log import EpisodeLog, LoggedEpisode
 
 REPLAY_DIR = "replay"
 

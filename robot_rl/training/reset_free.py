@@ -1,17 +1,18 @@
 """Forward-backward practice: two policies take turns on one scene, no human, no teleport.
 
-One MuJoCo world, two ``RobotEnv``s over it: the forward env runs the task (PickCube,
-PegInsert), the backward env runs its :mod:`backward task <robot_rl.reset.backward>`.
+One MuJoCo world, two ``RobotEnv``s over it: the forward env runs the task, the backward
+env runs its :mod:`backward task <robot_rl.reset.backward>` (each task's is in its folder,
+``robot_rl/tasks/<task>/backward.py``).
 :class:`ForwardBackward` steps them in turn and decides between episodes what happens
 next, from the scene as it is:
 
 * after a forward episode, the backward policy runs if the scene is a backward start
-  (PickCube: the cube is held up; PegInsert: always);
+  (a pick task: the object is held up; a peg task: always);
 * otherwise, and after a backward episode, the forward policy runs if the objects are
-  a valid forward start (PickCube: the cube rests inside its range); if not, the
+  a valid forward start (a pick task: the object rests inside its range); if not, the
   backward policy goes (again) if the scene is a backward start, or after a scripted
-  *pick-up* of the object where the task has one (PickCube: the cube was pushed out of
-  range); at most ``max_backward_in_row`` backward episodes run in a row, then the
+  *pick-up* of the object where the task has one (a pick task: the object was pushed
+  out of range); at most ``max_backward_in_row`` backward episodes run in a row, then the
   forward task's reset puts everything back;
 * before a forward episode: if the objects are a valid forward start, the arm is
   settled where it is (a *hand-over*) when it is in the start region, or else given a
@@ -43,12 +44,11 @@ from typing import Any, Callable
 import numpy as np
 
 from robot_rl.config import Config
-from robot_rl.data.transition import Step
-from robot_rl.reset.backward import BackwardTask, make_spec
-from robot_rl.reset.motion import ResetError
-from robot_rl.reset.sim import make_task_reset
-from robot_rl.reset.stats import ResetStats
 from robot_rl.data.rollout import ActingPolicy, ActorLoop
+from robot_rl.data.transition import Step
+from robot_rl.reset.backward import BackwardSpec, BackwardTask
+from robot_rl.reset.motion import ResetError
+from robot_rl.reset.stats import ResetStats
 
 log = logging.getLogger("robot_rl.reset")
 
@@ -104,22 +104,23 @@ class ForwardBackward:
     """
 
     def __init__(self, cfg: Config, seed: int = 0) -> None:
-        from robot_rl.envs import make_env
-        from robot_rl.envs.factory import EnvParts
+        from robot_rl.assemble import make_env
+        from robot_rl.envs import EnvParts
         from robot_rl.sim import build_world
+        from robot_rl.tasks import make_task
 
         self.cfg = cfg
         cams = list(cfg.env.cameras) if cfg.env.obs_mode != "state" else []
-        self.world = world = build_world(cfg, cams)
+        self.world = world = build_world(make_task(cfg), cams)
         self.task = task = world.task
-        self.spec = make_spec(task, cfg)
+        self.spec: BackwardSpec = task.make_backward(cfg)
         self.backward_task: BackwardTask = self.spec.backward_class(task, cfg)
         self.forward_env = make_env(cfg, parts=EnvParts(world.robot, dict(world.cameras), world, task))
         bcfg = copy.deepcopy(cfg)
         bcfg.env.max_episode_steps = cfg.reset.forward_backward.backward_max_steps
         self.backward_env = make_env(bcfg, parts=EnvParts(world.robot, dict(world.cameras), world,
                                                           self.backward_task))
-        self.task_reset = make_task_reset(task, cfg)
+        self.task_reset = task.make_reset(cfg)
         self.robot_reset = self.task_reset.robot_reset
         self.report = PracticeReport()
         self.rng = np.random.default_rng(seed + 11)
@@ -204,8 +205,8 @@ class ForwardBackward:
         self.report.handovers += 1
 
     def _robot_reset(self, rng: np.random.Generator) -> None:
-        if self.task.name == "PegInsert":
-            self.task_reset.run(rng)  # pull the peg out first, then the robot reset
+        if self.spec.task_reset_first:
+            self.task_reset.run(rng)  # e.g. pull a peg out first, then the robot reset
         else:
             self.robot_reset.run(rng, gripper=self.task.start_gripper(), release_first=True)
         self.report.robot_resets += 1

@@ -49,12 +49,22 @@ from robot_rl.config.agent import check_agent_env
 from robot_rl.data.demos import DemoWriter, episode_files, load_demos
 from robot_rl.data.durable import durable_write_text
 from robot_rl.data.recording import make_source, record
+from robot_rl.data.rollout import ActorLoop
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
 from robot_rl.errors import ConfigError, RobotRLError, one_line
-from robot_rl.data.rollout import ActorLoop
 from robot_rl.training.checkpoint import (
-    CheckpointError, checkpoint_exists, claim_run_dir, config_difference, global_rng_state, load_checkpoint,
-    recover_checkpoint, save_checkpoint, set_global_rng_state)
+    CHECKPOINT_NAMES,
+    CheckpointError,
+    checkpoint_config,
+    checkpoint_exists,
+    claim_run_dir,
+    config_difference,
+    global_rng_state,
+    load_checkpoint,
+    recover_checkpoint,
+    save_checkpoint,
+    set_global_rng_state,
+)
 from robot_rl.training.episode_log import REPLAY_DIR, TrainingLog
 from robot_rl.training.evaluation import evaluate
 from robot_rl.training.learner import Learner
@@ -66,14 +76,13 @@ log = logging.getLogger(__name__)
 EnvFn = Callable[[Config], gym.Env]
 SourceFn = Callable[[gym.Env, Config], Any]
 CONFIG_FILE = "config.yaml"
-_RUN_FILES = (*[f"checkpoint{suffix}" for suffix in ("", ".tmp", ".old", ".trash", ".tmp.trash", ".old.trash")],
-              REPLAY_DIR, "tb", "demos", CONFIG_FILE, "evals.jsonl")
+_RUN_FILES = (*CHECKPOINT_NAMES, REPLAY_DIR, "tb", "demos", CONFIG_FILE, "evals.jsonl")
 
 
 def default_env_fn(cfg: Config, role: str = "train") -> gym.Env:
     """A sim env for ``role`` (see :func:`robot_rl.envs.make_actor_env`): practice with the
     configured reward and intervention device, demos with the reward only, eval by ground truth."""
-    from robot_rl.envs import make_actor_env  # sim: imported only when a sim env is built
+    from robot_rl.assemble import make_actor_env  # sim: imported only when a sim env is built
 
     return make_actor_env(cfg, role)  # type: ignore[arg-type]
 
@@ -197,7 +206,8 @@ class Trainer:
         learner_state = self.learner.state_dict()
         buffers = {"online": learner_state.pop("online"), "demo": learner_state.pop("demo")}
         state = {
-            "config": to_dict(self.cfg), "spaces": self.spec, "learner": learner_state,
+            "kind": "train", "config": checkpoint_config(self.cfg), "spaces": self.spec,
+            "agent": learner_state.pop("agent"), "learner": learner_state,
             "actor": self.actor.state_dict(), "global_rng": global_rng_state(),
             "act_generator": self.act_generator.get_state(), "random_rng": self.random_rng.bit_generator.state,
             "trainer": {"episodes": self.episodes, "recent_success": list(self.recent_success),
@@ -230,7 +240,7 @@ class Trainer:
 
     def _restore_checkpoint(self) -> int:
         """Load the checkpoint; returns how many logged episodes it already holds."""
-        state, buffers = load_checkpoint(self.run_dir, map_location=self.learner.agent.device)
+        state, buffers = load_checkpoint(self.run_dir)
         where = self.run_dir / "checkpoint"
         self._check_config(where, state.get("config"))
         mismatch = spec_mismatch(state.get("spaces", {}), self.spec)
@@ -244,7 +254,7 @@ class Trainer:
     def _apply_state(self, state: dict[str, Any], buffers: dict[str, Any]) -> int:
         """Put the checkpoint's state in place; returns how many logged episodes it holds
         (all of them for a checkpoint from before the replay log)."""
-        self.learner.load_state_dict({**state["learner"], **buffers})
+        self.learner.load_state_dict({**state["learner"], "agent": state["agent"], **buffers})
         self.actor.load_state_dict(state["actor"])
         set_global_rng_state(state["global_rng"])
         self.act_generator.set_state(state["act_generator"])

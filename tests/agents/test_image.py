@@ -7,8 +7,8 @@ import torch
 from robot_rl.agents import make_agent
 from robot_rl.agents.encoders import ResNet10
 from robot_rl.config.agent import AgentConfig, EncoderConfig, TrainConfig
-from robot_rl.errors import ConfigError
 from robot_rl.data.rollout import ActorLoop
+from robot_rl.errors import ConfigError
 from robot_rl.training.learner import Learner, batch_to_torch
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # small learner ops run faster on one thread
@@ -133,7 +133,8 @@ def test_augmentation_changes_inputs_and_acting_does_not_augment(point_env_fn, p
     assert not torch.allclose(plain, shifted) and not torch.allclose(shifted, shifted_again)
     off = make_agent(small_cfg(augment="none"), env.observation_space, env.action_space, seed=0).policy.encoder
     with torch.no_grad():
-        assert torch.equal(off.feature_maps(batch, augment=True, generator=g)["front"], off.feature_maps(batch)["front"])
+        assert torch.equal(off.feature_maps(batch, augment=True, generator=g)["front"],
+                           off.feature_maps(batch)["front"])
     # eval: the same observation always gives the same action
     first = agent.act(obs[0], deterministic=True)
     for _ in range(3):

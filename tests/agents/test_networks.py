@@ -1,9 +1,9 @@
 """The agent's building blocks: ensemble, target subset, tanh-Gaussian, temperature, augmentation."""
 
-import pytest
 import math
 
 import numpy as np
+import pytest
 import torch
 from torch import distributions as D
 

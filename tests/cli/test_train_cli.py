@@ -44,7 +44,7 @@ def test_train_logs_evaluates_checkpoints_and_resumes(demo_dir, tmp_path, capsys
     assert main([*common, "--set", "train.total_env_steps=40"]) == 0
     first = last_json(capsys.readouterr().out)
     assert first["env_steps"] >= 40 and first["eval_success_rate"] is not None
-    assert (run / "checkpoint" / "state.pt").is_file() and (run / "evals.jsonl").is_file()
+    assert (run / "checkpoint" / "state.npz").is_file() and (run / "evals.jsonl").is_file()
 
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from robot_rl.cli import main as cli_main
-from robot_rl.config import Config, load_config, to_dict
+from robot_rl.config import Config, to_dict
 from robot_rl.config.hardware import CAMERA_SETTINGS, ROBOT_HARDWARE
 from robot_rl.config.loader import (
     MAX_CONFIG_BYTES,
@@ -35,7 +35,7 @@ from robot_rl.config.loader import (
     param,
 )
 from robot_rl.errors import ConfigError
-from robot_rl.sim.tasks import TASK_NAMES, task_params_class
+from robot_rl.tasks import all_tasks, load_config
 
 REPO = Path(__file__).resolve().parents[2]
 FILE_VALUES = {int: (float("nan"), float("inf"), float("-inf"), 2**63),
@@ -44,7 +44,7 @@ FILE_VALUES = {int: (float("nan"), float("inf"), float("-inf"), 2**63),
 # ``dict[str, Any]`` sections whose dataclass depends on another setting: the key, and for
 # each possible dataclass, the settings that select it (and its required keys).
 DYNAMIC_SECTIONS: dict[str, list[tuple[type, dict[str, Any]]]] = {
-    "task.params": [(task_params_class(name), {"task.name": name}) for name in TASK_NAMES],
+    "task.params": [(spec.params, {"task.name": spec.name}) for spec in all_tasks()],
     "robot.hardware": [(ROBOT_HARDWARE["franka"], {"robot.backend": "franka", "robot.hardware.ip": "127.0.0.1"})],
     "cameras.front.hardware": [
         (CAMERA_SETTINGS["realsense"], {"cameras.front.backend": "realsense",
@@ -67,7 +67,7 @@ BACKSTOPPED = {
     "robot.controller.torque_limits", "robot.controller.nullspace_stiffness",
     "robot.controller.nullspace_damping", "robot.controller.rest_posture",
     "robot.controller.joint_damping", "robot.controller.watchdog_s",
-    # Task geometry (robot_rl/sim/tasks): positions checked against the box by the task.
+    # Task geometry (robot_rl/tasks/<task>/params.py): positions checked against the box by the task.
     "task.params.hole_xy", "task.params.cube_xy_center",
     # Free text or index that also takes a number: refused by their own checks.
     "cameras.front.hardware.serial",

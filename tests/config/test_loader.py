@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from robot_rl.config import load_config
 from robot_rl.errors import ConfigError
+from robot_rl.tasks import load_config
 
 
 def write(tmp_path, text: str):
@@ -27,7 +27,8 @@ def test_task_configs_load():
     ("task: {name: PickCube}\nenv: {obs_mode: video}\n", "'env.obs_mode' must be one of"),
     ("task: {name: FlipPancake}\n", "'task.name' must be one of 'PickCube', 'PegInsert'"),
     ("task: {name: PickCube, params: {cube_size: 3}}\n", "unknown key 'task.params.cube_size'"),
-    ("task: {name: PickCube}\nrobot: {controller: {stiffness: [1, 2]}}\n", "'robot.controller.stiffness' must have 6 items"),
+    ("task: {name: PickCube}\nrobot: {controller: {stiffness: [1, 2]}}\n",
+     "'robot.controller.stiffness' must have 6 items"),
     ("task: {name: PickCube}\nrobot: {reset_pos: [2.0, 0.0, 0.2]}\n", "outside the workspace box"),
     ("task: {name: PickCube}\nenv: [1, 2]\n", "'env' must be a mapping"),
     ("task: {name: PickCube\n", "is not valid YAML"),

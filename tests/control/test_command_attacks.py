@@ -17,10 +17,10 @@ import math
 import numpy as np
 import pytest
 
-from robot_rl.config import load_config
 from robot_rl.control.commands import BadCommand, PostureLimits, gripper_command, pose_command, posture_command
 from robot_rl.nodes.controller import ControllerCore
 from robot_rl.sim.adversary import HOSTILE_SCALARS, HOSTILE_VECTORS, Adversary, run_attacks
+from robot_rl.tasks import load_config, make_task
 
 BOX_TOLERANCE_MM = 3.0  # the stated tolerance for contact and dynamics (measured: 0.0 mm)
 CONFIG = "configs/pick_cube.yaml"
@@ -58,7 +58,8 @@ def assert_safe(name, f, *, hostile: bool) -> None:
 def test_every_attack_on_every_channel_keeps_the_safety_figures(cfg, channel):
     """Hostile targets, alternation at 1-12 physics steps, posture and gripper floods."""
     results = run_attacks(cfg, channel, targets=1500, alternation_periods=(1, 2, 3, 5, 8, 12), alternation_s=1.5,
-                          postures=600, grippers=300, seed=7, make_core=make_core)
+                          postures=600, grippers=300, seed=7, make_core=make_core,
+                          make_task=make_task)
     for name, figures in results.items():
         assert_safe(f"{channel}/{name}", figures, hostile=not name.startswith("alternation"))
 
@@ -66,7 +67,7 @@ def test_every_attack_on_every_channel_keeps_the_safety_figures(cfg, channel):
 def test_far_targets_alternating_every_few_physics_steps_stay_in_the_box(cfg):
     """The hole: the torque-rate limit turned alternation into a steady push (44 mm out in 6 s)."""
     for period in (1, 2, 3):
-        adv = Adversary(cfg, "robot", seed=period)
+        adv = Adversary(cfg, "robot", seed=period, make_task=make_task)
         adv.alternate(period, seconds=6.0)
         assert adv.figures.max_box_excursion_mm <= BOX_TOLERANCE_MM, (period, adv.figures)
 
@@ -74,12 +75,13 @@ def test_far_targets_alternating_every_few_physics_steps_stay_in_the_box(cfg):
 @pytest.mark.parametrize("q_offset, stiffness", [(3.0, 1e6), (1e200, 1e6), (1e308, 200.0), (-3.0, 2.0 ** 31)])
 def test_an_absurd_posture_is_clipped_and_cannot_move_the_tcp(cfg, q_offset, stiffness):
     """The hole: one posture 3 rad past home (or 1e200) at 1e6 Nm/rad took the TCP 1 m out."""
-    adv = Adversary(cfg, "robot")
+    adv = Adversary(cfg, "robot", make_task=make_task)
     controller = adv.controller
     assert adv.robot.set_posture(adv.home.q + q_offset, stiffness) is True
     assert controller.stats.clipped_postures == 1
     goal = controller.posture_slew
-    assert np.all(goal.goal_q >= controller.posture_limits.low) and np.all(goal.goal_q <= controller.posture_limits.high)
+    assert (np.all(goal.goal_q >= controller.posture_limits.low)
+            and np.all(goal.goal_q <= controller.posture_limits.high))
     assert goal.goal_stiffness == cfg.robot.controller.max_posture_stiffness
     for _ in range(20):  # valid targets keep arriving at 10 Hz for 2 s
         adv.target(adv.home.tcp_pos, adv.home.tcp_quat)
@@ -90,7 +92,7 @@ def test_an_absurd_posture_is_clipped_and_cannot_move_the_tcp(cfg, q_offset, sti
 
 @pytest.mark.parametrize("scale", [1e154, 1e200, 1e300])
 def test_a_huge_but_finite_quaternion_is_normalised_not_raised(cfg, scale):
-    adv = Adversary(cfg, "robot")
+    adv = Adversary(cfg, "robot", make_task=make_task)
     assert adv.robot.command(adv.home.tcp_pos, adv.home.tcp_quat * scale) is True
     np.testing.assert_allclose(adv.controller.goal_quat, adv.home.tcp_quat / np.linalg.norm(adv.home.tcp_quat),
                                atol=1e-9)
@@ -101,7 +103,7 @@ def test_a_huge_but_finite_quaternion_is_normalised_not_raised(cfg, scale):
 @pytest.mark.parametrize("channel", ["robot", "controller", "core"])
 @pytest.mark.parametrize("bad", HOSTILE_VECTORS, ids=lambda v: type(v).__name__)
 def test_a_malformed_target_is_rejected_and_counted_on_every_entry_point(cfg, channel, bad):
-    adv = Adversary(cfg, channel, make_core=make_core)
+    adv = Adversary(cfg, channel, make_core=make_core, make_task=make_task)
     adv.target(bad, adv.home.tcp_quat)
     adv.target(adv.home.tcp_pos, bad)
     assert adv.figures.escapes == 0 and adv.figures.rejects == 2
@@ -111,7 +113,7 @@ def test_a_malformed_target_is_rejected_and_counted_on_every_entry_point(cfg, ch
 
 @pytest.mark.parametrize("bad", HOSTILE_SCALARS, ids=repr)
 def test_a_bad_gripper_value_rejects_the_whole_command(cfg, bad):
-    adv = Adversary(cfg, "robot")
+    adv = Adversary(cfg, "robot", make_task=make_task)
     goal, opening = adv.controller.goal_pos.copy(), adv.robot.gripper_target
     assert adv.robot.command(adv.home.tcp_pos + np.array([0.0, 0.03, 0.0]), adv.home.tcp_quat, bad) is False
     np.testing.assert_array_equal(adv.controller.goal_pos, goal)  # the pose was not applied either
@@ -120,7 +122,7 @@ def test_a_bad_gripper_value_rejects_the_whole_command(cfg, bad):
 
 @pytest.mark.parametrize("bad", HOSTILE_SCALARS, ids=repr)
 def test_the_node_core_counts_a_bad_gripper_and_keeps_serving(cfg, bad):
-    adv = Adversary(cfg, "core", make_core=make_core)
+    adv = Adversary(cfg, "core", make_core=make_core, make_task=make_task)
     assert adv.core.on_gripper(bad) is False
     assert adv.core.counts["rejected_grippers"] == 1 and adv.core.gripper is None
     assert adv.core.on_gripper(0.25) is True and adv.core.gripper == 0.25
@@ -128,7 +130,7 @@ def test_the_node_core_counts_a_bad_gripper_and_keeps_serving(cfg, bad):
 
 def test_a_rejected_target_holds_the_pose_measured_then(cfg):
     """What the README promises: a rejected target holds the pose measured at the rejection."""
-    adv = Adversary(cfg, "robot")
+    adv = Adversary(cfg, "robot", make_task=make_task)
     away = adv.home.tcp_pos + np.array([0.0, 0.04, 0.0])
     adv.robot.command(away, adv.home.tcp_quat)
     adv.step(60)  # moving toward it

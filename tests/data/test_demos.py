@@ -9,8 +9,8 @@ import pytest
 from robot_rl.data.demos import DemoFormatError, DemoWriter, episode_files, load_demos, read_manifest
 from robot_rl.data.recording import make_source, record
 from robot_rl.data.replay import ReplayBuffer
-from robot_rl.errors import RobotRLError
 from robot_rl.data.rollout import ActorLoop
+from robot_rl.errors import RobotRLError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # small learner ops run faster on one thread
 
@@ -67,7 +67,8 @@ def test_demos_for_other_spaces_are_refused_naming_the_key(tmp_path, point_env_f
     record(env, point_expert_cls(env), DemoWriter(tmp_path, env.observation_space, env.action_space), episodes=1)
     other_image = gym.spaces.Dict({"state": env.observation_space["state"],
                                    "front": gym.spaces.Box(0, 255, (16, 16, 3), np.uint8)})
-    with pytest.raises(DemoFormatError, match=r"observation 'front' has shape \(8, 8, 3\), the task's is \(16, 16, 3\)"):
+    with pytest.raises(DemoFormatError,
+                       match=r"observation 'front' has shape \(8, 8, 3\), the task's is \(16, 16, 3\)"):
         load_demos(tmp_path, other_image, env.action_space)
     no_camera = gym.spaces.Dict({"state": env.observation_space["state"]})
     with pytest.raises(DemoFormatError, match="observation key 'front' is not in the task's observation"):

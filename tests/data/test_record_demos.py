@@ -15,11 +15,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from robot_rl.cli import main
-from robot_rl.cli import record_demos
-from robot_rl.config import load_config
+from robot_rl.assemble import make_env
+from robot_rl.cli import main, record_demos
 from robot_rl.data.demos import episode_files, load_demos, read_manifest
-from robot_rl.envs import make_env
+from robot_rl.tasks import load_config
 
 PICK = "configs/pick_cube.yaml"
 

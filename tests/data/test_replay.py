@@ -27,7 +27,8 @@ def episode(episode_id: int, length: int, start: float, terminated: bool = True)
         last = t == length - 1
         steps.append(Step(episode_id=episode_id, step=t, obs=frame(start + t), action=np.array([start + t], np.float32),
                           reward=float(last and terminated), terminated=last and terminated,
-                          truncated=last and not terminated, next_obs=frame(start + t + 1), success=last and terminated))
+                          truncated=last and not terminated, next_obs=frame(start + t + 1),
+                          success=last and terminated))
     return steps
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robot_rl.config import load_config
-from robot_rl.envs import EnvParts, make_env
+from robot_rl.assemble import make_env
+from robot_rl.envs import EnvParts
 from robot_rl.envs.robot_env import recover_or_ask
 from robot_rl.errors import RobotFault
 from robot_rl.interfaces import Robot
 from robot_rl.sim import build_world
+from robot_rl.tasks import load_config, make_task
 
 
 class ReflexRobot(Robot):
@@ -50,7 +51,7 @@ class ReflexRobot(Robot):
 
 def faulty_env(fault_at: int, recoveries_failing: int = 0):
     cfg = load_config("configs/pick_cube.yaml")
-    world = build_world(cfg, [])
+    world = build_world(make_task(cfg), [])
     robot = ReflexRobot(world.robot, fault_at, recoveries_failing)
     return make_env(cfg, parts=EnvParts(robot, {}, world, world.task)), robot
 

@@ -8,11 +8,11 @@ import logging
 import numpy as np
 import pytest
 
-from robot_rl.config import load_config
-from robot_rl.envs import make_env
-from robot_rl.envs.intervention import HumanIntervention, with_intervention
+from robot_rl.assemble import make_env, with_person
+from robot_rl.envs.intervention import HumanIntervention
 from robot_rl.errors import DeviceError
 from robot_rl.interfaces import InputCommand, InputDevice
+from robot_rl.tasks import load_config
 
 
 class ScriptedDevice(InputDevice):
@@ -109,7 +109,7 @@ def test_simulated_intervener_takes_over_a_stalled_policy_and_succeeds():
     cfg = load_config("configs/pick_cube.yaml", ["intervention.device=simulated",
                                                   "intervention.simulated.takeover_steps=60",
                                                   "intervention.simulated.max_per_episode=1"])
-    env = with_intervention(make_env(cfg), cfg)
+    env = with_person(make_env(cfg), cfg)
     successes, interventions = 0, 0
     for seed in range(3):
         env.reset(seed=seed)
@@ -125,7 +125,7 @@ def test_simulated_intervener_takes_over_a_stalled_policy_and_succeeds():
 def test_simulated_intervener_stays_out_when_not_allowed():
     cfg = load_config("configs/pick_cube.yaml", ["intervention.device=simulated",
                                                   "intervention.simulated.max_per_episode=0"])
-    env = with_intervention(make_env(cfg), cfg)
+    env = with_person(make_env(cfg), cfg)
     env.reset(seed=0)
     done = False
     while not done:

@@ -7,14 +7,13 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import robot_rl.envs  # noqa: F401  (registers the ids)
-from robot_rl.config import load_config
-from robot_rl.envs import ENV_IDS, make_env, outer_action
+from robot_rl.assemble import make_env  # importing it registers the gymnasium ids
+from robot_rl.envs import outer_action
 from robot_rl.envs.robot_env import PROPRIO_LAYOUT
-from robot_rl.sim.experts import make_expert
+from robot_rl.tasks import all_tasks, load_config
 
 
-@pytest.mark.parametrize("env_id", sorted(ENV_IDS.values()))
+@pytest.mark.parametrize("env_id", sorted(spec.env_id for spec in all_tasks()))
 @pytest.mark.parametrize("obs_mode", ["state", "pixels", "both"])
 def test_check_env_passes_for_every_id_and_mode(env_id, obs_mode):
     env = gym.make(env_id, obs_mode=obs_mode)
@@ -98,7 +97,7 @@ def test_actions_never_leave_the_safety_box():
 @pytest.mark.parametrize("config", ["configs/pick_cube.yaml", "configs/peg_insert.yaml"])
 def test_scripted_expert_succeeds(config):
     env = make_env(load_config(config))
-    expert = make_expert(env)
+    expert = env.unwrapped.task.make_expert(env)
     successes = 0
     episodes = 10
     for seed in range(100, 100 + episodes):

@@ -12,13 +12,12 @@ import time
 
 import numpy as np
 import pytest
+from actor_harness import PICK, LoopbackSim  # noqa: E402  (tests/support)
 
-from robot_rl.config import load_config
 from robot_rl.errors import ConfigError
 from robot_rl.nodes.actor import ActorSession, Senders, checkpoint_policy, make_topic_parts
 from robot_rl.nodes.description import build_graph
-
-from actor_harness import PICK, LoopbackSim  # noqa: E402  (tests/support)
+from robot_rl.tasks import load_config
 
 
 def test_the_expert_succeeds_through_the_topic_backends_and_episodes_are_booked():
@@ -67,19 +66,23 @@ def test_a_checkpoint_policy_acts_like_the_saved_one(tmp_path):
     import torch
 
     from robot_rl.agents.policy import Policy
-    from robot_rl.envs import make_env
-    from robot_rl.training.checkpoint import save_checkpoint
+    from robot_rl.assemble import make_env
+    from robot_rl.config import to_dict
+    from robot_rl.data.spaces import spaces_spec
+    from robot_rl.training.checkpoint import CheckpointError, save_checkpoint
 
     cfg = load_config(PICK, ["agent.hidden_dims=[32, 32]", f"ros.checkpoint={tmp_path}"])
     env = make_env(cfg)
     torch.manual_seed(3)
     saved = Policy(cfg.agent, env.observation_space, env.action_space)
-    save_checkpoint(tmp_path, {"learner": {"agent": {"policy": saved.state_dict()}}}, {})
+    save_checkpoint(tmp_path, {"kind": "test", "config": to_dict(cfg),
+                               "spaces": spaces_spec(env.observation_space, env.action_space),
+                               "agent": {"policy": saved.state_dict()}})
     policy = checkpoint_policy(cfg, env)
     obs, _ = env.reset(seed=0)
     assert np.allclose(policy.act(obs), saved.act(obs, deterministic=True))
     other = load_config(PICK, ["agent.hidden_dims=[16]", f"ros.checkpoint={tmp_path}"])
-    with pytest.raises(ConfigError, match="does not fit this config"):
+    with pytest.raises(CheckpointError, match=r"does not fit this config: .*'agent.hidden_dims' is \[32, 32\]"):
         checkpoint_policy(other, env)
     with pytest.raises(ConfigError, match="names no run directory"):
         checkpoint_policy(load_config(PICK), env)

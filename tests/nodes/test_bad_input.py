@@ -7,7 +7,6 @@ import time
 
 import numpy as np
 import pytest
-
 from graph_harness import PICK, Probe, Session, message_rate, private_env, run_cli  # noqa: E402
 
 from robot_rl.ros import convert  # noqa: E402

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-
 from graph_harness import PICK, Probe, private_env, run_cli  # noqa: E402
 
 from robot_rl.interfaces import Camera, Frame  # noqa: E402

@@ -22,7 +22,7 @@ from graph_harness import PICK, Probe, Session, message_rate, private_env  # noq
 from robot_rl.ros import convert  # noqa: E402
 from robot_rl.ros import messages as m  # noqa: E402
 
-FAKE_LIB_DIR = HERE.parents[1] / "support"  # fake_pylibfranka.py
+FAKE_LIB_DIR = HERE.parent / "support"  # fake_pylibfranka.py
 
 
 def franka_session(tmp_path: Path) -> Path:

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from robot_rl.config import load_config
 from robot_rl.errors import ConfigError
 from robot_rl.nodes.description import build_graph
 from robot_rl.ros.dds.arguments import load_params_file
+from robot_rl.tasks import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PICK = ROOT / "configs" / "pick_cube.yaml"

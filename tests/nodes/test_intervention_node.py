@@ -7,18 +7,16 @@ tests/drivers); what the node publishes, and how the actor reads it back, is the
 
 from __future__ import annotations
 
-
 import numpy as np
 import yaml
-
 from graph_harness import PICK, Probe, private_env  # noqa: E402
 
-from robot_rl.config import load_config  # noqa: E402
 from robot_rl.errors import DeviceError  # noqa: E402
-from robot_rl.nodes.intervention import TopicInput  # noqa: E402
 from robot_rl.interfaces import InputCommand, InputDevice  # noqa: E402
+from robot_rl.nodes.intervention import TopicInput  # noqa: E402
 from robot_rl.ros import convert  # noqa: E402
 from robot_rl.ros import messages as m  # noqa: E402
+from robot_rl.tasks import load_config  # noqa: E402
 
 
 class ScriptedDevice(InputDevice):

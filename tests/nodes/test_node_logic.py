@@ -9,19 +9,25 @@ import time
 import numpy as np
 import pytest
 
-from robot_rl.config import load_config
 from robot_rl.config.input import InterventionConfig
 from robot_rl.config.loader import build
 from robot_rl.errors import ConfigError, DeviceError, RobotFault
+from robot_rl.interfaces import InputCommand, Robot, RobotState
 from robot_rl.nodes.camera import TopicCamera, pinhole_k
 from robot_rl.nodes.controller import ControllerCore
 from robot_rl.nodes.intervention import (
-    ACTION_BUTTONS, JOY_BUTTONS, TopicInput, encode, operator_to_spacenav, raw_device_config, spacenav_to_operator,
+    ACTION_BUTTONS,
+    JOY_BUTTONS,
+    TopicInput,
+    encode,
+    operator_to_spacenav,
+    raw_device_config,
+    spacenav_to_operator,
 )
 from robot_rl.nodes.robot import TopicRobot, split_gripper
 from robot_rl.nodes.task import SimTopicTask, parse_reset_request, split_ground_truth
 from robot_rl.nodes.topics import task_state_names
-from robot_rl.interfaces import InputCommand, Robot, RobotState
+from robot_rl.tasks import load_config
 
 QUAT = np.array([0.0, 1.0, 0.0, 0.0])
 

@@ -9,18 +9,16 @@ stop action buttons of /spacenav/joy.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
-
 from actor_harness import PICK, LoopbackSim, ScriptedPerson  # noqa: E402
 
-from robot_rl.config import load_config  # noqa: E402
 from robot_rl.data.demos import episode_files, load_demos, read_manifest  # noqa: E402
 from robot_rl.errors import ConfigError  # noqa: E402
 from robot_rl.nodes.actor import ActorSession, Senders, make_topic_parts  # noqa: E402
 from robot_rl.nodes.description import build_graph  # noqa: E402
 from robot_rl.nodes.intervention import operator_to_spacenav  # noqa: E402
+from robot_rl.tasks import load_config  # noqa: E402
 
 
 class Person(ScriptedPerson):

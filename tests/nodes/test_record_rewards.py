@@ -14,16 +14,15 @@ import time
 
 import numpy as np
 import pytest
-
 from actor_harness import PICK, LoopbackSim, ScriptedPerson  # noqa: E402
 
-from robot_rl.config import load_config  # noqa: E402
 from robot_rl.errors import ConfigError, DeviceError  # noqa: E402
+from robot_rl.interfaces import InputCommand, InputDevice  # noqa: E402
 from robot_rl.nodes.actor import ActorSession, Senders, actor_cameras, make_topic_parts  # noqa: E402
 from robot_rl.nodes.description import build_graph  # noqa: E402
-from robot_rl.interfaces import InputCommand, InputDevice  # noqa: E402
 from robot_rl.reward.dataset import chunk_paths, load_frames  # noqa: E402
 from robot_rl.reward.labels import KeyLabels, LabelKeyTap  # noqa: E402
+from robot_rl.tasks import load_config  # noqa: E402
 
 EPISODE_STEPS = 8
 RECORDING = ["intervention.device=keyboard", "ros.state_timeout_s=2.0", "env.relative_pose=false",
@@ -77,10 +76,10 @@ class Person(ScriptedPerson):
     def script(self) -> None:
         book = self.session.book
         for episode, taps in sorted(self.plan.items()):
-            self.wait(lambda: len(book.episodes) >= episode, poll=0.01)
+            self.wait(lambda episode=episode: len(book.episodes) >= episode, poll=0.01)
             start = sum(e["length"] for e in book.episodes[:episode])
             for step, action in taps:
-                self.wait(lambda: book.steps >= start + step, poll=0.01)
+                self.wait(lambda start=start, step=step: book.steps >= start + step, poll=0.01)
                 if action == "stop":
                     self.chunks_before_stop = len(chunk_paths(self.session.cfg.ros.reward_frames_dir))
                 self.tap(action)
@@ -187,7 +186,9 @@ def test_every_local_policy_records(tmp_path, policy):
         import torch
 
         from robot_rl.agents.policy import Policy
-        from robot_rl.envs import make_env
+        from robot_rl.assemble import make_env
+        from robot_rl.config import to_dict
+        from robot_rl.data.spaces import spaces_spec
         from robot_rl.training.checkpoint import save_checkpoint
 
         sets += ["agent.hidden_dims=[32, 32]", f"ros.checkpoint={tmp_path / 'run'}"]
@@ -195,7 +196,9 @@ def test_every_local_policy_records(tmp_path, policy):
         torch.manual_seed(0)
         saved = Policy(load_config(PICK, sets).agent, env.observation_space, env.action_space)
         env.close()
-        save_checkpoint(tmp_path / "run", {"learner": {"agent": {"policy": saved.state_dict()}}}, {})
+        save_checkpoint(tmp_path / "run", {"kind": "test", "config": to_dict(load_config(PICK, sets)),
+                                           "spaces": spaces_spec(env.observation_space, env.action_space),
+                                           "agent": {"policy": saved.state_dict()}})
     cfg = load_config(PICK, sets)
     session, _, reads, _ = run_session(cfg, {0: [(2, "success"), (4, "stop")]})
     data = load_frames(frames_dir)

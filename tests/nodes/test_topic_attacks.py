@@ -13,12 +13,11 @@ import math
 import time
 
 import numpy as np
-
 from graph_harness import PICK, Probe, Session, private_env  # noqa: E402
 
-from robot_rl.config import load_config  # noqa: E402
 from robot_rl.ros import convert  # noqa: E402
 from robot_rl.ros import messages as m  # noqa: E402
+from robot_rl.tasks import load_config  # noqa: E402
 
 BOX_TOLERANCE_MM = 3.0
 DOWN = np.array([0.0, 1.0, 0.0, 0.0])

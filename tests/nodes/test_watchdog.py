@@ -26,7 +26,6 @@ import time
 
 import numpy as np
 import pytest
-
 from graph_harness import Probe, Session, StallWatch, private_env  # noqa: E402
 
 from robot_rl.ros import convert  # noqa: E402

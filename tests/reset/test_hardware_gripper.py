@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import robot_rl.reset.robot_reset as robot_reset
-from robot_rl.config import load_config
 from robot_rl.nodes.task import RobotResetTask
+from robot_rl.tasks import load_config
 
 
 @pytest.mark.parametrize("config, overrides, expected", [

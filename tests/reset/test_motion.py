@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robot_rl.config import load_config
 from robot_rl.control.safety import SafetyBox
 from robot_rl.control.transforms import orientation_error, quat_mul, quat_to_rotvec, rotvec_to_quat, rpy_to_quat
 from robot_rl.interfaces import Clock, Robot, RobotState
 from robot_rl.reset.motion import MotionRunner, Pose, ResetError, cartesian_path, min_jerk, path_duration
 from robot_rl.reset.robot_reset import RobotReset
+from robot_rl.tasks import load_config
 
 CONFIG = "configs/pick_cube.yaml"
 
@@ -170,7 +170,8 @@ def test_robot_reset_lifts_first_moves_to_a_perturbed_pose_opens_and_hands_over(
     assert positions[first_xy_move - 1, 2] >= cfg.robot.reset_pos[2] - 1e-6
     # 2. the end pose is the reset pose plus a perturbation inside the configured ranges
     final = reset.last_pose
-    assert np.all(np.abs(final.pos - np.asarray(cfg.robot.reset_pos)) <= np.asarray(cfg.task.params.start_pos_range) + 1e-9)
+    assert np.all(np.abs(final.pos - np.asarray(cfg.robot.reset_pos))
+                  <= np.asarray(cfg.task.params.start_pos_range) + 1e-9)
     yaw = box.relative_rotvec(final.quat)
     assert abs(yaw[2]) <= 0.3 + 1e-9 and np.allclose(yaw[:2], 0.0, atol=1e-9)
     assert np.linalg.norm(robot.pos - final.pos) <= cfg.reset.settle_tolerance
@@ -200,35 +201,6 @@ def test_perturbations_cover_the_range_and_stay_inside_it():
     yaws = np.array([reset.box.relative_rotvec(p.quat)[2] for p in poses])
     assert np.all(np.abs(offsets) <= [0.03, 0.02, 0.01]) and np.all(np.abs(yaws) <= 0.4 + 1e-9)
     assert np.all(np.abs(offsets).max(axis=0) > [0.027, 0.018, 0.009]) and np.abs(yaws).max() > 0.36
-
-
-def test_robot_reset_task_resets_the_robot_before_the_real_task():
-    from robot_rl.envs.task import EpisodeTask
-    from robot_rl.reset import RobotResetTask
-
-    cfg, robot, clock = make(gripper=0.0)
-
-    class HumanTask(EpisodeTask):
-        state_dim = 0
-
-        def __init__(self):
-            self.resets_at = []
-
-        def reset(self, rng):
-            self.resets_at.append(len(robot.commands))
-
-        def start_gripper(self):
-            return 1.0
-
-        def success(self):
-            return False
-
-    inner = HumanTask()
-    seen = []
-    task = RobotResetTask(inner, RobotReset(robot, clock, cfg), on_reset=seen.append)
-    task.reset(np.random.default_rng(0))
-    assert inner.resets_at == [len(robot.commands)] and len(robot.commands) > 10  # the robot moved first
-    assert seen and seen[0].kind == "robot" and robot.gripper == pytest.approx(1.0)
 
 
 class PostureRobot(LagRobot):

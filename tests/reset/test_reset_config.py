@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from robot_rl.config import load_config
 from robot_rl.config.reset import perturbation, resolve_mode
 from robot_rl.errors import ConfigError
+from robot_rl.tasks import load_config
 
 PICK = "configs/pick_cube.yaml"
 PEG = "configs/peg_insert.yaml"
@@ -53,7 +53,8 @@ def test_a_reset_pose_outside_the_box_is_refused_at_load(overrides, match):
 def test_bad_reset_values_name_the_key():
     with pytest.raises(ConfigError, match=r"'reset.speed' = 5.0 is out of range"):
         load_config(PICK, ["reset.speed=5.0"])
-    with pytest.raises(ConfigError, match=r"unknown key 'reset.forward_backward.recovry' \(did you mean 'recovery'\?\)"):
+    with pytest.raises(ConfigError,
+                       match=r"unknown key 'reset.forward_backward.recovry' \(did you mean 'recovery'\?\)"):
         load_config(PICK, ["reset.forward_backward.recovry=stop"])
     with pytest.raises(ConfigError, match=r"'reset.mode' must be one of"):
         load_config(PICK, ["reset.mode=magic"])

@@ -1,5 +1,7 @@
 """Scripted resets on the MuJoCo tasks: objects back in range, robot in the box, the
-controller never violated, no teleport; the joint reset; the env's reset.mode switch."""
+controller never violated, no teleport; the joint reset; the env's reset.mode switch.
+
+(Each task's own reset is tested beside the task, in tests/tasks/.)"""
 
 from __future__ import annotations
 
@@ -8,10 +10,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from robot_rl.config import load_config
+from robot_rl.assemble import make_env
 from robot_rl.reset.robot_reset import RobotReset
-from robot_rl.reset.sim import SimJointMover, make_task_reset
+from robot_rl.reset.sim import SimJointMover
 from robot_rl.reset.soak import reset_soak
+from robot_rl.tasks import load_config, make_task
 
 PICK = "configs/pick_cube.yaml"
 PEG = "configs/peg_insert.yaml"
@@ -21,7 +24,7 @@ PEG = "configs/peg_insert.yaml"
 def test_consecutive_scripted_resets_after_disturbing_episodes(config, resets):
     """CI-sized version of the 50-reset soak (bench/auto_reset.py runs 50 per task)."""
     cfg = load_config(config, ["reset.mode=scripted", "reset.joint_reset_every=3"])
-    result = reset_soak(cfg, resets, seed=1)
+    result = reset_soak(cfg, make_env(cfg), resets, seed=1)
     summary = result.as_dict()
     assert result.failures == [], summary
     assert result.resets == resets
@@ -36,33 +39,11 @@ def test_consecutive_scripted_resets_after_disturbing_episodes(config, resets):
     assert result.totals.max_pos_error < 0.008, summary
 
 
-def test_peg_reset_pulls_an_inserted_peg_out_through_the_controller():
-    from robot_rl.envs import make_env
-    from robot_rl.sim.experts import make_expert
-
-    cfg = load_config(PEG, ["reset.mode=scripted"])
-    env = make_env(cfg)
-    task = env.unwrapped.task
-    env.reset(seed=0)
-    expert = make_expert(env)
-    done, info = False, {}
-    while not done:
-        _, _, terminated, truncated, info = env.step(expert.act())
-        done = terminated or truncated
-    assert info["success"] and task.peg_tip()[2] < task.hole_top()[2]  # the peg is in the hole
-    env.reset()
-    stats = task.reset_routine.history[-1]
-    assert stats.kind == "PegInsert"
-    assert task.peg_tip()[2] > task.hole_top()[2] and task.object_in_start_range()
-    assert stats.violations == 0 and stats.error_clipped_cycles == 0
-    env.close()
-
-
 def test_joint_reset_removes_null_space_drift():
     from robot_rl.sim import build_world
 
     cfg = load_config(PICK, ["reset.joint_reset_every=1"])
-    world = build_world(cfg, [])
+    world = build_world(make_task(cfg), [])
     world.task.reset(np.random.default_rng(0))
     controller = world.robot.controller
     mover = SimJointMover(world, cfg)
@@ -94,7 +75,7 @@ def test_joint_reset_removes_null_space_drift():
 
 
 def test_env_reset_mode_switch(monkeypatch):
-    from robot_rl.envs import make_env
+    from robot_rl.assemble import make_env
 
     env = make_env(load_config(PICK, ["reset.mode=scripted"]))
     task = env.unwrapped.task
@@ -121,47 +102,12 @@ def test_env_reset_mode_switch(monkeypatch):
     env.close()
 
 
-def test_pick_cube_reset_carries_a_held_cube_to_a_new_spot():
-    from robot_rl.envs import make_env
-    from robot_rl.sim.experts import make_expert
-
-    cfg = load_config(PICK, ["reset.mode=scripted"])
-    env = make_env(cfg)
-    task = env.unwrapped.task
-    env.reset(seed=2)
-    expert = make_expert(env)
-    done, info = False, {}
-    while not done:
-        _, _, terminated, truncated, info = env.step(expert.act())
-        done = terminated or truncated
-    assert info["success"]  # the cube is up in the gripper
-    lifted = task.cube_pos()
-    env.reset()
-    routine = task.reset_routine
-    stats = routine.history[-1]
-    assert stats.attempts == 1  # placed straight away, no grasp needed first
-    cube = task.cube_pos()
-    assert task.object_in_start_range() and abs(routine.cube_yaw()) <= cfg.task.params.cube_yaw_range + 0.02
-    assert np.linalg.norm(cube[:2] - lifted[:2]) > 1e-3
-    assert stats.violations == 0 and stats.error_clipped_cycles == 0
-    env.close()
-
-
-def test_make_task_reset_knows_both_tasks():
-    from robot_rl.sim import build_world
-
-    for config in (PICK, PEG):
-        world = build_world(load_config(config), [])
-        assert type(make_task_reset(world.task)).__name__ == f"{world.task.name}Reset"
-        world.close()
-
-
 def test_a_joint_reset_posture_outside_the_box_is_refused_before_moving():
     from robot_rl.reset.motion import ResetError
     from robot_rl.sim import build_world
 
     cfg = load_config(PICK, ["reset.joint_reset_q=[0.0, 0.0, 0.0, -0.5, 0.0, 0.5, 0.785]"])  # arm nearly upright
-    world = build_world(cfg, [])
+    world = build_world(make_task(cfg), [])
     world.task.reset(np.random.default_rng(0))
     reset = RobotReset(world.robot, world, cfg, SimJointMover(world, cfg))
     sent = world.robot.controller.stats.cycles

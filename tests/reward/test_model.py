@@ -8,12 +8,12 @@ import torch
 from torch.nn import functional as F
 
 from robot_rl.agents.encoders import ResNet10
-from robot_rl.config import load_config
 from robot_rl.config.reward import RewardConfig, RewardEncoderConfig
 from robot_rl.paths import resolve_config
 from robot_rl.reward.dataset import FrameWriter, load_frames
 from robot_rl.reward.model import ClassifierFileError, RewardClassifier, load_classifier, save_classifier
 from robot_rl.reward.train import train_classifier, trainable_parameters
+from robot_rl.tasks import load_config
 
 PICK_CUBE = resolve_config("pick_cube")
 

@@ -8,11 +8,12 @@ three recording seeds: accuracy 0.983-0.987, FPR 0.003-0.014, recall 0.95-0.99).
 
 import pytest
 
-from robot_rl.config import load_config
+from robot_rl.assemble import reward_recording_env
 from robot_rl.paths import resolve_config
 from robot_rl.reward.collect import record_sim
 from robot_rl.reward.dataset import load_frames
 from robot_rl.reward.train import train_classifier
+from robot_rl.tasks import load_config
 
 PICK_CUBE = resolve_config("pick_cube")
 
@@ -26,7 +27,7 @@ def test_pickcube_pixels_classifier_clears_a_lower_bar(tmp_path):
         "reward.eval_every=100", "reward.learning_rate=0.001", "reward.torch_threads=1",
         f"reward.min_accuracy={BAR['accuracy']}", f"reward.max_fpr={BAR['fpr']}",
         f"reward.min_recall={BAR['recall']}", "reward.target_fpr=0.02"])
-    stats = record_sim(cfg, tmp_path / "frames", frames=2000, seed=7)
+    stats = record_sim(cfg, tmp_path / "frames", reward_recording_env(cfg), frames=2000, seed=7)
     assert stats.positives > 150 and stats.frames - stats.positives > 800
     frames = load_frames(tmp_path / "frames")
     result = train_classifier(frames, cfg.reward, seed=0)

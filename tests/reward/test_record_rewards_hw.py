@@ -3,7 +3,7 @@
 import shlex
 
 from robot_rl.cli import main
-from robot_rl.config import load_config
+from robot_rl.tasks import load_config
 
 ROBOT = "configs/franka_peg_insert.yaml"  # intervention.device: spacemouse+keyboard
 PICK = "configs/pick_cube.yaml"

@@ -4,13 +4,14 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from robot_rl.config import load_config
+from robot_rl.assemble import reward_recording_env
 from robot_rl.errors import DeviceError
 from robot_rl.interfaces import InputCommand, InputDevice
 from robot_rl.paths import resolve_config
 from robot_rl.reward.collect import record_frames, record_sim
 from robot_rl.reward.dataset import FrameWriter, load_frames
 from robot_rl.reward.labels import GroundTruthLabels, KeyLabels
+from robot_rl.tasks import load_config
 
 PICK_CUBE = resolve_config("pick_cube")
 
@@ -112,7 +113,7 @@ class TracingLabels(GroundTruthLabels):
 def test_sim_recording_labels_by_ground_truth_and_covers_near_success(tmp_path):
     cfg = load_config(PICK_CUBE, ["reward.image_size=[32,32]", "reward.collect.hold_steps=3"])
     labels = TracingLabels()
-    stats = record_sim(cfg, tmp_path / "d", frames=400, labels=labels, seed=0)
+    stats = record_sim(cfg, tmp_path / "d", reward_recording_env(cfg), frames=400, labels=labels, seed=0)
     fs = load_frames(tmp_path / "d")
     assert len(fs) == stats.frames == 400
     assert fs.images["front"].shape == (400, 32, 32, 3) and fs.images["wrist"].shape == (400, 32, 32, 3)

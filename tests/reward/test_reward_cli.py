@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from robot_rl.cli import main
-from robot_rl.config import load_config
 from robot_rl.paths import resolve_config
 from robot_rl.reward.dataset import FrameWriter
 from robot_rl.reward.model import ClassifierFileError, load_classifier, read_header
+from robot_rl.tasks import load_config
 
 CONFIG = str(resolve_config("pick_cube"))
 SMALL = ["reward.image_size=[32,32]", "reward.train_steps=40", "reward.batch_size=16", "reward.eval_every=20",

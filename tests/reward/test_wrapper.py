@@ -122,12 +122,11 @@ def test_a_termination_other_than_success_passes_through():
 
 
 def test_wrap_reward_loads_the_configured_classifier_around_a_sim_env(tmp_path):
-    from robot_rl.config import load_config
-    from robot_rl.envs import make_env
+    from robot_rl.assemble import make_env
     from robot_rl.paths import resolve_config
     from robot_rl.reward.model import ClassifierFileError, save_classifier
     from robot_rl.reward.wrapper import wrap_reward
-    from robot_rl.sim.experts import make_expert
+    from robot_rl.tasks import load_config
 
     overrides = ["env.obs_mode=pixels", "reward.image_size=[16,16]", "reward.encoder.channels=[4]",
                  "reward.encoder.strides=[2]", "reward.encoder.latent_dim=4", "reward.hidden_dim=4"]
@@ -143,7 +142,7 @@ def test_wrap_reward_loads_the_configured_classifier_around_a_sim_env(tmp_path):
                                                                  "reward.consecutive=3"])
     wrapped = wrap_reward(env, cfg)
     assert isinstance(wrapped, ClassifierReward) and wrapped.counter.n == 3
-    expert = make_expert(wrapped, seed=0)
+    expert = wrapped.unwrapped.task.make_expert(wrapped, seed=0)
     obs, _ = wrapped.reset(seed=0)
     seen_gt = False
     for _ in range(cfg.env.max_episode_steps):

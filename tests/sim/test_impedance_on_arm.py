@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robot_rl.config import load_config
 from robot_rl.sim import build_world
+from robot_rl.tasks import load_config, make_task
 
 CONFIG = "configs/pick_cube.yaml"
 
 
 def make_world(*overrides: str):
     cfg = load_config(CONFIG, list(overrides))
-    world = build_world(cfg, [])
+    world = build_world(make_task(cfg), [])
     world.task.reset(np.random.default_rng(0))
     return world
 
@@ -70,7 +70,8 @@ def test_constant_10N_force_gives_displacement_F_over_K(axis):
     # A force at the TCP, expressed as force + moment at the hand's centre of mass.
     for _ in range(int(2.0 / world.dt)):
         world.data.xfrc_applied[hand, :3] = force
-        world.data.xfrc_applied[hand, 3:] = np.cross(world.data.site_xpos[world.tcp_site] - world.data.xipos[hand], force)
+        world.data.xfrc_applied[hand, 3:] = np.cross(world.data.site_xpos[world.tcp_site] - world.data.xipos[hand],
+                                                     force)
         world.robot.controller.set_target(hold_pos, hold_quat, world.now())
         world.physics_step()
     displacement = (tcp(world) - hold_pos)[axis]

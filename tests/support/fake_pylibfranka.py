@@ -9,7 +9,8 @@ as the pylibfranka calls the driver makes (``Robot(ip, RealtimeConfig)``,
 ``test_the_fake_has_pylibfranka_s_api`` checks against the real package.
 
 The synthetic arm: a Panda whose joints follow ``q(t) = q0 + A (1 - cos(w t))``, ``t``
-from the start of the torque session (so ``dq = 0`` at the first state), with ``O_T_EE`` and the zero Jacobian from the Panda's published
+from the start of the torque session (so ``dq = 0`` at the first state), with ``O_T_EE`` and
+the zero Jacobian from the Panda's published
 kinematics (column-major, as libfranka). The robot clock ticks every millisecond of
 host time; ``readOnce`` waits for the next tick and reports how many ticks passed, so a
 slow loop misses robot cycles exactly as on the real arm. ``Model.gravity`` is large, so

@@ -22,8 +22,9 @@ from typing import Any, Callable
 
 import yaml
 
-from robot_rl.config import load_config, to_dict
+from robot_rl.config import to_dict
 from robot_rl.nodes.description import GraphDescription, build_graph
+from robot_rl.tasks import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PICK = ROOT / "configs" / "pick_cube.yaml"

@@ -32,8 +32,8 @@ import numpy as np
 import pytest
 
 from robot_rl.cli import main
-from robot_rl.config import load_config
 from robot_rl.data.demos import episode_files
+from robot_rl.tasks import load_config
 from robot_rl.training.checkpoint import load_checkpoint
 
 pytest.importorskip("mujoco")
@@ -266,14 +266,14 @@ def _listing(run_dir: Path) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("damage, needle", [
-    ("truncate state.pt", "is damaged"),
+    ("truncate state.npz", "is damaged"),
     ("garbage online.npz", "cannot read checkpoint"),
     ("garbage replay manifest", "replay/manifest.json: not valid JSON"),
 ])
 def test_a_damaged_run_file_is_a_one_line_error_and_nothing_is_removed(finished_run, tmp_path, capsys, damage, needle):
     run_dir = _copy(finished_run, tmp_path)
-    if damage == "truncate state.pt":
-        path = run_dir / "checkpoint" / "state.pt"
+    if damage == "truncate state.npz":
+        path = run_dir / "checkpoint" / "state.npz"
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     elif damage == "garbage online.npz":
         path = run_dir / "checkpoint" / "online.npz"

@@ -12,13 +12,14 @@ interventions at full budget: bench/hil_sim.py.
 import numpy as np
 import pytest
 
-from robot_rl.config import load_config
+from robot_rl.assemble import reward_recording_env
 from robot_rl.envs.intervention import HumanIntervention
 from robot_rl.paths import resolve_config
 from robot_rl.reward.collect import record_sim
 from robot_rl.reward.dataset import load_frames
 from robot_rl.reward.train import save_result, train_classifier
 from robot_rl.reward.wrapper import ClassifierReward
+from robot_rl.tasks import load_config
 from robot_rl.training.trainer import Trainer
 
 pytest.importorskip("mujoco")
@@ -46,7 +47,7 @@ def _intervened_transitions(buffer) -> int:
 @pytest.mark.slow
 def test_classifier_reward_and_simulated_interventions_train_pick_cube(tmp_path):
     base = load_config(resolve_config("pick_cube"), ["env.obs_mode=pixels", *REWARD])
-    record_sim(base, tmp_path / "frames", frames=2000, seed=7)
+    record_sim(base, tmp_path / "frames", reward_recording_env(base), frames=2000, seed=7)
     result = train_classifier(load_frames(tmp_path / "frames"), base.reward, seed=0)
     assert result.accepted, result.failures
     model = tmp_path / "reward.pt"

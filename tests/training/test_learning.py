@@ -8,7 +8,7 @@ test fits in a few minutes of a 2-core CPU.
 
 import pytest
 
-from robot_rl.config import load_config
+from robot_rl.tasks import load_config
 from robot_rl.training.trainer import train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # small learner ops run faster on one thread

@@ -10,10 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robot_rl.config import load_config
 from robot_rl.reset.backward import make_backward_expert
+from robot_rl.tasks import load_config
 from robot_rl.training.reset_free import BACKWARD, FORWARD, ForwardBackward, collect_demos, practice
-from robot_rl.sim.experts import make_expert
 
 TINY_AGENT = ["agent.hidden_dims=[32, 32]", "train.batch_size=32", "train.learning_starts=20", "train.utd_ratio=1",
               "train.torch_threads=1"]
@@ -35,7 +34,7 @@ def test_experts_alternate_reset_free_and_both_succeed(config, robot_resets, mon
     fb = ForwardBackward(load_config(config), seed=0)
     forbid_teleports(fb, monkeypatch)
     order = []
-    fb.set_policies(make_expert(fb.forward_env, seed=1), make_backward_expert(fb.backward_env, seed=2))
+    fb.set_policies(fb.task.make_expert(fb.forward_env, seed=1), make_backward_expert(fb.backward_env, seed=2))
     for _ in range(6):
         direction, steps = fb.run_episode()
         order.append((direction, steps[-1].success))
@@ -79,7 +78,7 @@ def test_a_cube_out_of_range_is_recovered_by_the_robot_not_a_teleport(monkeypatc
     fb.world.sleep_until(fb.world.now() + 0.2)
     assert not fb.spec.forward_ready()
     forbid_teleports(fb, monkeypatch)
-    fb.set_policies(make_expert(fb.forward_env, seed=1), make_backward_expert(fb.backward_env, seed=2))
+    fb.set_policies(fb.task.make_expert(fb.forward_env, seed=1), make_backward_expert(fb.backward_env, seed=2))
     direction, steps = fb.run_episode()
     assert direction == FORWARD and fb.report.recoveries == 1 and fb.teleports == 0
     assert fb.report.reset_totals.violations == 0 and fb.report.reset_totals.error_clipped_cycles == 0
@@ -119,7 +118,7 @@ def test_a_backward_policy_that_keeps_failing_gets_a_scripted_reset_after_max_in
         def act(self, obs):
             return np.zeros(4, dtype=np.float32)  # keeps the cube up in the closed gripper
 
-    fb.set_policies(make_expert(fb.forward_env, seed=1), Hold())
+    fb.set_policies(fb.task.make_expert(fb.forward_env, seed=1), Hold())
     order = [fb.run_episode()[0] for _ in range(4)]
     assert order == [FORWARD, BACKWARD, BACKWARD, FORWARD]
     assert fb.report.recoveries == 1 and fb.report.pick_ups == 0 and fb.teleports == 0
@@ -144,7 +143,7 @@ def test_practice_feeds_each_learner_its_own_direction(monkeypatch, one_torch_th
     cfg = load_config("configs/peg_insert.yaml", TINY_AGENT)
     fb = ForwardBackward(cfg, seed=0)
     forbid_teleports(fb, monkeypatch)
-    demos = collect_demos(fb, make_expert(fb.forward_env, noise=0.2, seed=1),
+    demos = collect_demos(fb, fb.task.make_expert(fb.forward_env, noise=0.2, seed=1),
                           make_backward_expert(fb.backward_env, noise=0.2, seed=2), episodes=2)
     assert len(demos[FORWARD]) == 2 and len(demos[BACKWARD]) == 2
     learners = {d: Learner(cfg.agent, cfg.train, env.observation_space, env.action_space, seed=i)

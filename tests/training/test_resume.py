@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from robot_rl.config import Config, load_config, to_dict
+from robot_rl.config import Config, to_dict
 from robot_rl.config.agent import TrainConfig
 from robot_rl.errors import RobotRLError
+from robot_rl.tasks import load_config
 from robot_rl.training.checkpoint import CheckpointError, config_difference
 from robot_rl.training.trainer import Trainer
 

@@ -5,17 +5,31 @@ from __future__ import annotations
 from robot_rl.ros import messages as _messages
 from robot_rl.ros.dds.clock import Duration, Time
 from robot_rl.ros.dds.node import Node
-from robot_rl.ros.dds.runtime import (
-    ExternalShutdownException, SingleThreadedExecutor, get_global_executor, init, ok, shutdown, spin, spin_once,
-    try_shutdown,
-)
 from robot_rl.ros.dds.parameters import (
-    InvalidParameterTypeException, Parameter, ParameterDescriptor, ParameterNotDeclaredException,
+    InvalidParameterTypeException,
+    Parameter,
+    ParameterDescriptor,
+    ParameterNotDeclaredException,
     ParameterUninitializedException,
 )
 from robot_rl.ros.dds.qos import (
-    DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data,
+    DurabilityPolicy,
+    HistoryPolicy,
+    QoSProfile,
+    ReliabilityPolicy,
+    qos_profile_sensor_data,
     qos_profile_system_default,
+)
+from robot_rl.ros.dds.runtime import (
+    ExternalShutdownException,
+    SingleThreadedExecutor,
+    get_global_executor,
+    init,
+    ok,
+    shutdown,
+    spin,
+    spin_once,
+    try_shutdown,
 )
 
 NAME = "dds"

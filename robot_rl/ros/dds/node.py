@@ -14,13 +14,13 @@ import time
 from typing import Any, Callable
 
 from robot_rl.ros.dds.clock import Clock
-from robot_rl.ros.dds.runtime import Context, Executor, default_context
-from robot_rl.ros.errors import MessageError
 from robot_rl.ros.dds.log import Logger
-from robot_rl.ros.messages import Message, deserialize, serialize
 from robot_rl.ros.dds.names import normalize_namespace, resolve_topic_name, validate_node_name
 from robot_rl.ros.dds.parameters import Parameter, ParameterDescriptor, ParameterTable
 from robot_rl.ros.dds.qos import QoSProfile, as_profile
+from robot_rl.ros.dds.runtime import Context, Executor, default_context
+from robot_rl.ros.errors import MessageError
+from robot_rl.ros.messages import Message, deserialize, serialize
 from robot_rl.ros.status import NodeStatusMixin
 
 

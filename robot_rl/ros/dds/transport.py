@@ -33,11 +33,11 @@ from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
 from robot_rl.ros.dds.config import DiscoverySettings, cyclone_config
+from robot_rl.ros.dds.names import dds_topic_name
+from robot_rl.ros.dds.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from robot_rl.ros.errors import BackendError
 from robot_rl.ros.messages import Message, type_hash
 from robot_rl.ros.messages.idl import idl_type
-from robot_rl.ros.dds.names import dds_topic_name
-from robot_rl.ros.dds.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 _ANY_SAMPLE = SampleState.Any | ViewState.Any | InstanceState.Any
 _INFINITY = duration(infinite=True)

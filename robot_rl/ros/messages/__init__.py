@@ -7,8 +7,26 @@ rclpy's generated classes under the rclpy backend and these under the DDS backen
 from robot_rl.ros.messages.base import REGISTRY, Message
 from robot_rl.ros.messages.cdr import deserialize, serialize
 from robot_rl.ros.messages.definitions import (
-    ALL, Bool, CameraInfo, Float64, Header, Image, JointState, Joy, Point, Pose, PoseStamped, Quaternion,
-    RegionOfInterest, String, Time, Twist, TwistStamped, Vector3, Wrench, WrenchStamped,
+    ALL,
+    Bool,
+    CameraInfo,
+    Float64,
+    Header,
+    Image,
+    JointState,
+    Joy,
+    Point,
+    Pose,
+    PoseStamped,
+    Quaternion,
+    RegionOfInterest,
+    String,
+    Time,
+    Twist,
+    TwistStamped,
+    Vector3,
+    Wrench,
+    WrenchStamped,
 )
 from robot_rl.ros.messages.typehash import type_hash
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import array
 import struct
 import sys
+
 import numpy as np
 
 from robot_rl.ros.errors import MessageError
@@ -82,7 +83,7 @@ def _pad(buf: bytearray, align: int) -> None:
 
 
 def _write(buf: bytearray, msg: Message) -> None:
-    for op, name, info, size, extra in _plan(type(msg)):
+    for op, name, info, size, _extra in _plan(type(msg)):
         value = getattr(msg, name)
         if op == _PRIM:
             _pad(buf, size)

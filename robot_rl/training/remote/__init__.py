@@ -15,9 +15,9 @@ streams policy weights back. The pieces, from the wire up:
 * :mod:`~robot_rl.training.remote.server` / :mod:`~robot_rl.training.remote.client`: the learner's
   server and the actor's client (bounded :mod:`~robot_rl.training.remote.outbox`, reconnects
   with backoff, weights handed over through :mod:`~robot_rl.training.remote.weights`).
-* :mod:`~robot_rl.training.remote.assembler`, :mod:`~robot_rl.training.remote.replay_log`,
-  :mod:`~robot_rl.training.remote.checkpoint`: batches back into episodes, episodes durably on
-  disk, checkpoints without pickle.
+* :mod:`~robot_rl.training.remote.assembler`, :mod:`~robot_rl.training.replay_log`,
+  :mod:`~robot_rl.training.checkpoint`: batches back into episodes, episodes durably on disk,
+  checkpoints in the one format the trainer writes too (no pickle).
 * :mod:`~robot_rl.training.remote.learner_process` / :mod:`~robot_rl.training.remote.actor_process`:
   ``robot-rl learner`` and ``robot-rl actor``.
 

@@ -35,10 +35,10 @@ import torch
 
 from robot_rl.agents.policy import Policy
 from robot_rl.config import Config
+from robot_rl.data.rollout import ActorLoop
 from robot_rl.training.remote.client import ActorClient
 from robot_rl.training.remote.errors import LearningError
 from robot_rl.training.remote.spaces import EnvSpaces
-from robot_rl.data.rollout import ActorLoop
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ EnvFn = Callable[[Config], gym.Env]
 
 def _sim_env(cfg: Config) -> gym.Env:
     """A sim env with the configured reward classifier and intervention device."""
-    from robot_rl.envs import make_actor_env
+    from robot_rl.assemble import make_actor_env
 
     return make_actor_env(cfg)
 

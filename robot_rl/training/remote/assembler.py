@@ -36,7 +36,7 @@ from typing import Any
 
 from robot_rl.data.transition import Step
 from robot_rl.training.remote.errors import PayloadError
-from robot_rl.training.remote.replay_log import EpisodeLog
+from robot_rl.training.replay_log import EpisodeLog
 
 log = logging.getLogger(__name__)
 

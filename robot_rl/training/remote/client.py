@@ -24,9 +24,7 @@ registers again, which tells it which, and renumbers its queue from there (see
 from __future__ import annotations
 
 import logging
-import os
 import random
-import socket
 import threading
 import time
 import uuid
@@ -34,7 +32,7 @@ from typing import Any
 
 import grpc
 
-from robot_rl.config.learning import LearningConfig
+from robot_rl.config.learning import LearningConfig, default_actor_id
 from robot_rl.data.transition import Step
 from robot_rl.training.remote import security
 from robot_rl.training.remote.codec import ActorReport, WeightVersion, decode_weights, encode_batch, encode_spaces
@@ -49,11 +47,6 @@ log = logging.getLogger(__name__)
 
 FATAL = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED,
          grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.UNIMPLEMENTED}
-
-
-def default_actor_id() -> str:
-    host = "".join(c if c.isalnum() or c in "._-" else "-" for c in socket.gethostname()) or "actor"
-    return f"{host[:100]}-{os.getpid()}"
 
 
 class Backoff:

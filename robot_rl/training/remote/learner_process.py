@@ -18,11 +18,13 @@ that wait for a new version then go on as soon as the learner is ready for more)
 What survives ``kill -9`` (run directory = ``train.run_dir``):
 
 * ``replay/``: every finished online episode, written and fsync'd before the batch that
-  ended it is acknowledged (:mod:`robot_rl.training.remote.replay_log`); interventions are in
+  ended it is acknowledged (:mod:`robot_rl.training.replay_log`); interventions are in
   there with their flag and go to the demo buffer as well when read back;
 * ``demos/`` (scripted demos recorded at the first start) or ``train.demos``;
-* ``learner/checkpoint.npz`` (every ``learning.checkpoint_every_s``, no pickle): the
-  agent with its optimizers, temperature and RNGs, the sampling RNG and counters;
+* ``checkpoint/`` (every ``learning.checkpoint_every_s``): the agent with its optimizers,
+  temperature and RNGs, the sampling RNG and counters, in the one checkpoint format
+  (:mod:`robot_rl.training.checkpoint`, no pickle; ``robot-rl eval`` and the actor node's
+  ``ros.policy: checkpoint`` run it);
 * ``learner/state.json``: the last weight version published, so versions keep growing.
 
 ``--resume`` loads the checkpoint, reads the whole replay log back into the buffers, and
@@ -48,26 +50,35 @@ import torch
 import yaml
 
 from robot_rl.config import Config, read_yaml, to_dict
-from robot_rl.data.durable import durable_write_text, remove_stale
 from robot_rl.data.demos import DemoWriter, episode_files, load_demos
+from robot_rl.data.durable import durable_write_text, remove_stale
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
-from robot_rl.errors import ConfigError, RobotRLError
+from robot_rl.errors import ConfigError, RobotRLError, one_line
+from robot_rl.training.checkpoint import (
+    CHECKPOINT_NAMES,
+    CheckpointError,
+    checkpoint_config,
+    checkpoint_file,
+    claim_run_dir,
+    config_difference,
+    load_checkpoint,
+    recover_checkpoint,
+    save_checkpoint,
+)
+from robot_rl.training.learner import Learner
 from robot_rl.training.remote.assembler import Episode, EpisodeAssembler
-from robot_rl.training.remote.checkpoint import load_tree, save_tree
-from robot_rl.training.remote.replay_log import EpisodeLog
 from robot_rl.training.remote.server import LearnerServer
 from robot_rl.training.remote.spaces import EnvSpaces
-from robot_rl.training.checkpoint import claim_run_dir, config_difference
-from robot_rl.training.learner import Learner
+from robot_rl.training.replay_log import EpisodeLog
 
 log = logging.getLogger(__name__)
 
 EnvFn = Callable[[Config], gym.Env]
-RUN_FILES = ("learner", "replay", "demos", "config.yaml", "tb", "evals.jsonl")
+RUN_FILES = ("learner", *CHECKPOINT_NAMES, "replay", "demos", "config.yaml", "tb", "evals.jsonl")
 
 
 def sim_env(cfg: Config) -> gym.Env:
-    from robot_rl.envs import make_env  # sim: imported only when a sim env is built
+    from robot_rl.assemble import make_env  # sim: imported only when a sim env is built
 
     return make_env(cfg)
 
@@ -187,19 +198,10 @@ class LearnerProcess:
         state_file = self.state_dir / "state.json"
         if state_file.is_file():
             self.weight_version = int(json.loads(state_file.read_text()).get("weight_version", 0))
-        checkpoint = self.state_dir / "checkpoint.npz"
-        if checkpoint.is_file():
-            state = load_tree(checkpoint)
-            mismatch = spec_mismatch(state["spaces"], self.spec)
-            if mismatch:
-                raise RobotRLError(f"{checkpoint} was made for other spaces: {mismatch}")
-            self.learner.agent.load_state_dict(state["agent"])
-            self.learner.rng.bit_generator.state = state["rng"]
-            self.episodes = int(state["episodes"])
-            self.evals = list(state["evals"])
-            self._next_eval = state["next_eval"]
+        if recover_checkpoint(self.run_dir) is not None:  # a save a crash cut short: finish or undo it
+            self._restore_checkpoint()
         else:
-            log.warning("no checkpoint in %s: the agent starts fresh, on the saved replay", self.state_dir)
+            log.warning("no checkpoint in %s: the agent starts fresh, on the saved replay", self.run_dir)
         online = interventions = 0
         for logged in self.replay.read_all():
             self._ingest_steps(logged.steps)
@@ -211,16 +213,33 @@ class LearnerProcess:
                  self.run_dir, self.learner.updates_done, online, self.assembler.episodes, interventions,
                  self.weight_version)
 
+    def _restore_checkpoint(self) -> None:
+        """The agent, sampling RNG and counters of the last checkpoint; a damaged one is one line."""
+        state, _ = load_checkpoint(self.run_dir, buffer_names=())
+        where = checkpoint_file(self.run_dir)
+        mismatch = spec_mismatch(state.get("spaces", {}), self.spec)
+        if mismatch:
+            raise CheckpointError(f"{where} was made for other spaces: {mismatch}")
+        try:
+            self.learner.agent.load_state_dict(state["agent"])
+            self.learner.rng.bit_generator.state = state["rng"]
+            self.episodes = int(state["episodes"])
+            self.evals = list(state["evals"])
+            self._next_eval = state["next_eval"]
+        except (KeyError, IndexError, TypeError, ValueError, RuntimeError, AttributeError) as err:
+            raise CheckpointError(f"checkpoint {where} is damaged: {one_line(err)}") from None
+
     def _ingest_steps(self, steps: list) -> None:
         """One whole episode into replay (interventions into the demo buffer too: Learner.ingest)."""
         for step in steps:
             self.learner.ingest(step)
 
     def save(self) -> Path:
-        state = {"agent": self.learner.agent.state_dict(), "rng": self.learner.rng.bit_generator.state,
-                 "spaces": self.spec, "episodes": self.episodes, "evals": self.evals, "next_eval": self._next_eval,
+        state = {"kind": "learner", "config": checkpoint_config(self.cfg), "spaces": self.spec,
+                 "agent": self.learner.agent.state_dict(), "rng": self.learner.rng.bit_generator.state,
+                 "episodes": self.episodes, "evals": self.evals, "next_eval": self._next_eval,
                  "received_steps": self.assembler.received_steps}
-        return save_tree(self.state_dir / "checkpoint.npz", state)
+        return save_checkpoint(self.run_dir, state)
 
     # --- the loop --------------------------------------------------------------------
 
@@ -256,7 +275,7 @@ class LearnerProcess:
         tc, lc = self.cfg.train, self.cfg.learning
         learner = self.learner
         bound = self.server.start(host=host, port=port)
-        (self.state_dir / "port").write_text(f"{bound}\n")
+        durable_write_text(self.state_dir / "port", f"{bound}\n")
         start = time.monotonic()
         self._publish()
         if self.eval_env is not None and not self.evals and tc.eval_episodes:

@@ -49,7 +49,8 @@ def test_per_call_factories_override_the_registry():
 
 def test_unknown_hardware_keys_name_the_file_and_key():
     cfg = CameraConfig(backend="realsense", hardware={"serial": "1", "exposur": 100})
-    with pytest.raises(ConfigError, match=r"rig.yaml: unknown key 'cameras.front.hardware.exposur' \(did you mean 'exposure'\?\)"):
+    with pytest.raises(ConfigError,
+                       match=r"rig.yaml: unknown key 'cameras.front.hardware.exposur' \(did you mean 'exposure'\?\)"):
         make_camera("front", cfg, file="rig.yaml")
 
 

@@ -54,7 +54,8 @@ class SyntheticRealSense:
         intr.width, intr.height, intr.fx, intr.fy, intr.ppx, intr.ppy = W, H, 60.0, 60.0, W / 2, H / 2
         intr.model, intr.coeffs = rs.distortion.none, [0.0] * 5
         self.color = self.device.add_sensor("RGB Camera")
-        self.color_profile = self.color.add_video_stream(self._stream(rs.stream.color, 0, 3, rs.format.rgb8, intr), True)
+        self.color_profile = self.color.add_video_stream(self._stream(rs.stream.color, 0, 3, rs.format.rgb8, intr),
+                                                         True)
         self.color.add_option(rs.option.enable_auto_exposure, option_range(0, 1, 1, 1), True)
         self.color.add_option(rs.option.exposure, option_range(1, 10000, 1, 156), True)
         self.color.add_option(rs.option.gain, option_range(0, 128, 1, 64), True)

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 import robot_rl_drivers.input.factory as factory
-from robot_rl.config import config_from_dict
 from robot_rl.config.input import InterventionConfig
+from robot_rl.envs.inputs import MergedInput, NullInput
 from robot_rl.errors import ConfigError, DeviceError
 from robot_rl.interfaces import InputCommand, InputDevice
-from robot_rl_drivers.input import MergedInput, NullInput, make_input_device, register_input_device
+from robot_rl.tasks import config_from_dict
+from robot_rl_drivers.input import make_input_device, register_input_device
 
 
 class Scripted(InputDevice):
@@ -138,7 +139,7 @@ def test_config_errors_name_file_and_key(section, needle):
 
 
 def test_config_defaults_and_hex_ids_from_yaml(tmp_path):
-    from robot_rl.config import load_config
+    from robot_rl.tasks import load_config
 
     path = tmp_path / "hil.yaml"
     path.write_text("intervention:\n  device: spacemouse+keyboard\n  spacemouse:\n"

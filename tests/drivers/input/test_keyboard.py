@@ -18,9 +18,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from robot_rl.config import config_from_dict
 from robot_rl.config.input import InterventionConfig, KeyBindings, KeyboardConfig
 from robot_rl.errors import DeviceError
+from robot_rl.tasks import config_from_dict
 from robot_rl_drivers.input import make_input_device
 from robot_rl_drivers.input.keyboard import KeyboardInput, KeyMapper, import_pynput_keyboard
 

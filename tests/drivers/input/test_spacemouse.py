@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 
 from robot_rl.config.input import InterventionConfig, SpaceMouseConfig
+from robot_rl.envs.inputs import FailSafeInput
 from robot_rl.errors import DeviceError
-from robot_rl_drivers.input import FailSafeInput, make_input_device
+from robot_rl_drivers.input import make_input_device
 from robot_rl_drivers.input.spacemouse import SpaceMouse, import_hid
 
 COMPACT = {"path": b"/dev/hidraw7", "vendor_id": 0x256F, "product_id": 0xC635, "serial_number": "",

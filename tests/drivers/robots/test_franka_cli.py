@@ -79,7 +79,8 @@ def test_real_pylibfranka_refused_exits_non_zero_with_one_line():
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("robot-rl: cannot connect to the Franka at 127.0.0.1: NetworkException")
+    assert len(lines) == 1 and lines[0].startswith("robot-rl: cannot connect to the Franka at 127.0.0.1: "
+                                                   "NetworkException")
 
 
 def test_real_pylibfranka_against_a_silent_arm_times_out_with_one_line():

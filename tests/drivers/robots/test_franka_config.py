@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from robot_rl.config import config_from_dict, load_config, to_dict
+from robot_rl.config import to_dict
 from robot_rl.config.hardware import (
     FrankaHardwareConfig,
     OpenCVSettings,
@@ -18,6 +18,7 @@ from robot_rl.config.hardware import (
 )
 from robot_rl.config.sections import RobotConfig
 from robot_rl.errors import ConfigError
+from robot_rl.tasks import config_from_dict, load_config
 from robot_rl_drivers.robots import make_robot
 
 HERE = Path(__file__).resolve().parents[2] / "support"  # fake_pylibfranka.py
@@ -52,13 +53,16 @@ def test_check_hardware_types_every_block_and_round_trips(tmp_path):
 
 
 @pytest.mark.parametrize("hardware, message", [
-    ({"ip": "172.16.0.2", "gripper": {"sped": 0.1}}, "rig.yaml: unknown key 'robot.hardware.gripper.sped' (did you mean 'speed'?)"),
-    ({"ip": "172.16.0.2", "mode": "ros2"}, "rig.yaml: 'robot.hardware.mode' must be one of 'torque', 'ros2_control', got 'ros2'"),
+    ({"ip": "172.16.0.2", "gripper": {"sped": 0.1}},
+     "rig.yaml: unknown key 'robot.hardware.gripper.sped' (did you mean 'speed'?)"),
+    ({"ip": "172.16.0.2", "mode": "ros2"},
+     "rig.yaml: 'robot.hardware.mode' must be one of 'torque', 'ros2_control', got 'ros2'"),
     ({"ip": "172.16.0.256"}, "rig.yaml: robot.hardware: ip '172.16.0.256' is not an IP address or host name"),
     ({}, "rig.yaml: missing required key 'robot.hardware.ip'"),
     ({"ip": "172.16.0.2", "collision": {"contact_force": [30, 30, 30, 30, 30, 30]}},
      "rig.yaml: robot.hardware.collision: contact_force must not exceed collision_force on any axis"),
-    ({"ip": "172.16.0.2", "loop": {"rt_priority": 120}}, "rig.yaml: 'robot.hardware.loop.rt_priority' = 120 is out of range [0, 99]"),
+    ({"ip": "172.16.0.2", "loop": {"rt_priority": 120}},
+     "rig.yaml: 'robot.hardware.loop.rt_priority' = 120 is out of range [0, 99]"),
 ])
 def test_bad_robot_hardware_names_the_file_and_key(hardware, message):
     cfg = RobotConfig(backend="franka", hardware=hardware)

@@ -80,7 +80,8 @@ def robot_cfg(ros2: dict | None = None, **controller) -> RobotConfig:
         pos_low=(0.3, -0.2, 0.1), pos_high=(0.6, 0.2, 0.5)), controller=ControllerConfig(**controller),
         hardware={"ip": "172.16.0.2", "mode": "ros2_control", "gripper": {"enabled": False},
                   "ros2_control": {"wrench_topic": "/wrench", "state_timeout_s": 0.3,
-                                   "recovery_commands": [["ros2", "action", "send_goal", "/action_server/error_recovery",
+                                   "recovery_commands": [["ros2", "action", "send_goal",
+                                                          "/action_server/error_recovery",
                                                           "franka_msgs/action/ErrorRecovery", "{}"]],
                                    **(ros2 or {})}})
 
@@ -226,7 +227,8 @@ def test_stale_state_is_a_fault_and_recover_runs_the_recovery_command():
 
 @pytest.mark.parametrize("outcome, message", [
     (FileNotFoundError(), "cannot run 'ros2' here; recover by hand: ros2 action send_goal"),
-    (subprocess.CompletedProcess([], 1, "", "Action server not available\n"), "exited with 1: Action server not available"),
+    (subprocess.CompletedProcess([], 1, "", "Action server not available\n"),
+     "exited with 1: Action server not available"),
 ])
 def test_a_failed_recovery_is_a_fault_that_says_what_to_do(outcome, message):
     node = RecordingNode()

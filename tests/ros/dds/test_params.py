@@ -8,10 +8,14 @@ import textwrap
 import pytest
 
 from robot_rl.errors import RobotRLError
-from robot_rl.ros.dds.arguments import (
-    load_params_file, node_name_matches, params_file_text, parse_ros_args, remove_ros_args,
-)
 from robot_rl.ros.dds import api as ros
+from robot_rl.ros.dds.arguments import (
+    load_params_file,
+    node_name_matches,
+    params_file_text,
+    parse_ros_args,
+    remove_ros_args,
+)
 from robot_rl.ros.errors import ParameterError
 
 

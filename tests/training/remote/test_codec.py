@@ -5,8 +5,15 @@ import pytest
 
 from robot_rl.training.remote import synthetic as syn
 from robot_rl.training.remote.codec import (
-    DTYPES, decode_batch, decode_spaces, decode_tensor, decode_weights, encode_batch, encode_spaces,
-    encode_tensor, encode_weights,
+    DTYPES,
+    decode_batch,
+    decode_spaces,
+    decode_tensor,
+    decode_weights,
+    encode_batch,
+    encode_spaces,
+    encode_tensor,
+    encode_weights,
 )
 from robot_rl.training.remote.errors import PayloadError
 from robot_rl.training.remote.proto import learning_pb2 as pb

@@ -21,11 +21,11 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from robot_rl.config import load_config  # noqa: E402
 from robot_rl.data.demos import load_demos  # noqa: E402
+from robot_rl.paths import resolve_config  # noqa: E402
+from robot_rl.tasks import load_config  # noqa: E402
 from robot_rl.training.remote import synthetic as syn  # noqa: E402
 from robot_rl.training.remote.actor_process import ActorProcess  # noqa: E402
-from robot_rl.paths import resolve_config  # noqa: E402
 
 TOKEN = "plane-test-token"
 CONFIG = str(resolve_config("pick_cube"))
@@ -44,9 +44,7 @@ class ExpertTakeover(gym.Wrapper):
 
     def __init__(self, env, every=2, steps=12):
         super().__init__(env)
-        from robot_rl.sim.experts import make_expert
-
-        self.expert = make_expert(env)
+        self.expert = env.unwrapped.task.make_expert(env)
         self.every, self.steps, self.episode, self.t, self.obs = every, steps, -1, 0, None
 
     def reset(self, **kwargs):
@@ -139,13 +137,13 @@ class ActorThread:
 
 
 def sim_env(cfg):
-    from robot_rl.envs import make_env
+    from robot_rl.assemble import make_env
 
     return make_env(cfg)
 
 
 def replay_by_actor(run_dir, obs_space, action_space):
-    from robot_rl.training.remote.replay_log import EpisodeLog
+    from robot_rl.training.replay_log import EpisodeLog
 
     out = {}
     for item in EpisodeLog(Path(run_dir) / "replay", obs_space, action_space).read_all():
@@ -297,12 +295,12 @@ def test_two_sim_actors_and_one_learner_learn_pick_cube(tmp_path):
 
 def test_sim_steps_arrive_in_replay_exactly_as_the_actor_took_them(tmp_path):
     from robot_rl.config.learning import LearningConfig
+    from robot_rl.data.rollout import ActorLoop
     from robot_rl.training.remote.assembler import EpisodeAssembler
     from robot_rl.training.remote.client import ActorClient
-    from robot_rl.training.remote.replay_log import EpisodeLog
     from robot_rl.training.remote.server import LearnerServer
     from robot_rl.training.remote.spaces import EnvSpaces
-    from robot_rl.data.rollout import ActorLoop
+    from robot_rl.training.replay_log import EpisodeLog
 
     cfg = load_config(CONFIG, ["env.max_episode_steps=30"])
     env = ExpertTakeover(sim_env(cfg), every=2, steps=10)

@@ -1,7 +1,5 @@
 """The learner's side of the data path: batches -> episodes -> durable files -> back after a crash."""
 
-import json
-
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -9,9 +7,8 @@ import pytest
 from robot_rl.data.demos import load_demos
 from robot_rl.training.remote import synthetic as syn
 from robot_rl.training.remote.assembler import EpisodeAssembler
-from robot_rl.training.remote.checkpoint import load_tree, save_tree
 from robot_rl.training.remote.codec import decode_batch, encode_batch
-from robot_rl.training.remote.replay_log import EpisodeLog
+from robot_rl.training.replay_log import EpisodeLog
 
 SPACES = syn.make_spaces(state_dim=4, cameras=("front",), image_size=8, action_dim=3)
 OBS_SPACE = gym.spaces.Dict({k: gym.spaces.Box(s.low, s.high, s.shape, s.dtype) for k, s in SPACES.observation.items()})
@@ -100,24 +97,3 @@ def test_log_refuses_other_spaces(tmp_path):
     other = gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
     with pytest.raises(Exception, match="action"):
         EpisodeLog(tmp_path / "r", OBS_SPACE, other)
-
-
-def test_checkpoint_tree_has_no_pickle_and_roundtrips_types(tmp_path):
-    torch = pytest.importorskip("torch")
-    tree = {"w": torch.arange(6, dtype=torch.float32).reshape(2, 3), "step": torch.tensor(4.0),
-            3: {"state": (1, 2.5, None, True)}, "rng": np.random.default_rng(1).bit_generator.state,
-            "inf": float("inf"), "arr": np.arange(3, dtype=np.int16), "name": "x"}
-    path = save_tree(tmp_path / "c.npz", tree)
-    back = load_tree(path)
-    assert torch.equal(back["w"], tree["w"]) and back["step"].shape == ()
-    assert back[3] == {"state": (1, 2.5, None, True)} and back["rng"] == tree["rng"]
-    assert back["inf"] == float("inf") and back["arr"].dtype == np.int16 and back["name"] == "x"
-    # every member is plain JSON or a .npy that loads with allow_pickle=False
-    import zipfile
-
-    with zipfile.ZipFile(path) as zf:
-        names = zf.namelist()
-        json.loads(zf.read("__tree__.json"))
-    assert all(n == "__tree__.json" or n.endswith(".npy") for n in names)
-    with pytest.raises(TypeError, match="without pickle"):
-        save_tree(tmp_path / "bad.npz", {"x": object()})

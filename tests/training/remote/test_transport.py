@@ -102,7 +102,7 @@ def test_two_actors_stream_steps_and_both_get_increasing_weight_versions(learner
         feed(b, 2 * round_, 2, 10, seed=100 + round_)
         server.publish_weights(syn.policy_weights(rng), learner_updates=100 * round_)
         for client in (a, b):  # the control loop takes whatever is newest, never waiting
-            assert wait_for(lambda: client.weights.version >= server.weight_version, 5)
+            assert wait_for(lambda client=client: client.weights.version >= server.weight_version, 5)
             seen[client.actor_id].append(client.take_weights().version)
     assert seen["robot-a"] == seen["robot-b"] == [1, 2, 3, 4]
     assert a.flush(10) and b.flush(10)

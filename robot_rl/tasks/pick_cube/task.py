@@ -2,41 +2,30 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from robot_rl.config.loader import param
 from robot_rl.control.transforms import rpy_to_quat
 from robot_rl.sim.model import SceneParts
-from robot_rl.sim.tasks.base import SimTask
-
-
-@dataclass
-class PickCubeParams:
-    cube_half_size: float = param(0.02, min=0.01, max=0.035)
-    cube_mass: float = param(0.05, min=0.005, max=1.0)
-    cube_xy_center: tuple[float, float] = (0.5, 0.0)
-    cube_xy_range: tuple[float, float] = param((0.08, 0.08), min=0.0, max=0.2, doc="+- metres")
-    cube_yaw_range: float = param(0.3, min=0.0, max=3.15, doc="+- radians")
-    lift_height: float = param(0.05, min=0.01, max=0.3, doc="cube bottom above the table, metres")
-    start_pos_range: tuple[float, float, float] = param((0.02, 0.02, 0.01), min=0.0, max=0.1)
-    start_yaw_range: float = param(0.0, min=0.0, max=0.5)
+from robot_rl.sim.task import SimTask
+from robot_rl.tasks.pick_cube.backward import PickCubeSpec
+from robot_rl.tasks.pick_cube.expert import PickCubeExpert
+from robot_rl.tasks.pick_cube.params import PickCubeParams
+from robot_rl.tasks.pick_cube.reset import PickCubeReset
+from robot_rl.tasks.pick_cube.scenarios import PickCubeScenarios
+from robot_rl.tasks.pick_cube.scene import scene_parts
 
 
 class PickCube(SimTask):
     name = "PickCube"
     Params = PickCubeParams
+    Expert = PickCubeExpert
+    Reset = PickCubeReset
+    Backward = PickCubeSpec
+    Scenarios = PickCubeScenarios
     state_dim = 6  # cube position, cube position relative to the TCP
 
     def scene_parts(self) -> SceneParts:
-        h = self.params.cube_half_size
-        return SceneParts(worldbody=f"""
-<body name="cube" pos="{self.params.cube_xy_center[0]} {self.params.cube_xy_center[1]} {h}">
-  <freejoint name="cube"/>
-  <geom name="cube" type="box" size="{h} {h} {h}" mass="{self.params.cube_mass}" rgba="0.85 0.15 0.1 1"
-        friction="1.2 0.01 0.0005" condim="4" solref="0.004 1"/>
-</body>""")
+        return scene_parts(self.params)
 
     def bind(self, world) -> None:
         super().bind(world)

@@ -28,8 +28,16 @@ import gymnasium as gym
 import numpy as np
 
 from robot_rl.data.demos import (
-    FORMAT, MANIFEST, VERSION, DemoFormatError, check_demo_dir, episode_arrays, episode_files, episode_index,
-    read_episode, remove_stale_episodes,
+    FORMAT,
+    MANIFEST,
+    VERSION,
+    DemoFormatError,
+    check_demo_dir,
+    episode_arrays,
+    episode_files,
+    episode_index,
+    read_episode,
+    remove_stale_episodes,
 )
 from robot_rl.data.durable import READ_ERRORS, durable_write, durable_writer
 from robot_rl.data.spaces import spaces_spec

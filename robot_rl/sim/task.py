@@ -4,12 +4,18 @@ A :class:`SimTask` is also the :class:`~robot_rl.envs.task.EpisodeTask` that ``R
 uses in sim. Its ``reset`` here is the *sim shortcut*: objects and the arm are
 teleported into a new randomised initial state. Resets that move objects with the robot
 through the controller live in robot_rl.reset.
+
+Each task lives in its own folder, ``robot_rl/tasks/<task>/``, and its subclass names
+the task's other parts as class attributes (:attr:`SimTask.Params`, ``Expert``,
+``Reset``, ``Backward``, ``Scenarios``). Code below the tasks (reset, reward, data)
+asks a task object for its parts through the ``make_*`` methods here, so that it never
+imports a task, and sim itself knows no task by name.
 """
 
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 import numpy as np
 
@@ -20,16 +26,34 @@ from robot_rl.envs.task import EpisodeTask
 from robot_rl.sim.model import SceneParts
 
 if TYPE_CHECKING:
+    import gymnasium as gym
+
+    from robot_rl.config.reward import RewardCollectConfig
+    from robot_rl.sim.experts import ScriptedExpert
     from robot_rl.sim.world import SimWorld
 
 SETTLE_S = 0.1  # physics time after a teleport reset, so objects come to rest
 
 
 class SimTask(EpisodeTask, abc.ABC):
-    """Base class of the MuJoCo tasks. Subclasses set ``name`` and ``Params``."""
+    """Base class of the MuJoCo tasks. Subclasses set ``name``, ``state_dim`` and the parts.
+
+    The parts are classes from the task's own folder. They are typed loosely here
+    because the reset, backward-task and scenario bases live in robot_rl.reset and
+    robot_rl.reward, which build on sim (and sim must not import them back).
+    """
 
     name: str = ""
-    Params: type = object
+    #: Dataclass of the task's parameters and their defaults (``task.params`` in a config).
+    Params: ClassVar[type] = object
+    #: Scripted expert, a :class:`~robot_rl.sim.experts.ScriptedExpert`: demonstrations.
+    Expert: ClassVar[type]
+    #: Scripted reset, a :class:`robot_rl.reset.sim.SimTaskReset`: ``reset.mode: scripted``.
+    Reset: ClassVar[type]
+    #: Forward-backward rules, a :class:`robot_rl.reset.backward.BackwardSpec` (it names the backward task).
+    Backward: ClassVar[type]
+    #: Reward-frame scenarios, a :class:`robot_rl.reward.scenarios.ScenarioDriver`.
+    Scenarios: ClassVar[type]
 
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
@@ -52,9 +76,7 @@ class SimTask(EpisodeTask, abc.ABC):
     def reset(self, rng: np.random.Generator) -> None:
         """A new initial state: the installed reset routine, else the teleport (sim shortcut)."""
         if self.reset_routine is None and resolve_mode(self.cfg) == "scripted":
-            from robot_rl.reset.sim import make_task_reset
-
-            self.reset_routine = make_task_reset(self)
+            self.reset_routine = self.make_reset()
         if self.reset_routine is not None:
             self.reset_routine(rng)
         else:
@@ -91,6 +113,30 @@ class SimTask(EpisodeTask, abc.ABC):
     @abc.abstractmethod
     def object_in_start_range(self) -> bool:
         """True when the objects are where ``place_objects`` could have put them."""
+
+    # --- the task's parts -------------------------------------------------------------
+    @classmethod
+    def make_expert(cls, env: "gym.Env", noise: float = 0.0, seed: int | None = None) -> "ScriptedExpert":
+        """The scripted expert on ``env``, ready for its first episode.
+
+        A class method: an env over topics has no sim task object, only the task's name,
+        and the expert needs nothing but the ``RobotEnv`` API.
+        """
+        expert = cls.Expert(env, noise=noise, seed=seed)
+        expert.reset()
+        return expert
+
+    def make_reset(self, cfg: Config | None = None) -> Callable[[np.random.Generator], Any]:
+        """The scripted reset routine (a ``SimTaskReset``) of this bound task."""
+        return self.Reset(self, cfg)
+
+    def make_backward(self, cfg: Config) -> Any:
+        """The forward-backward rules (a ``BackwardSpec``) of this bound task."""
+        return self.Backward(self, cfg)
+
+    def make_scenarios(self, env: "gym.Env", collect: "RewardCollectConfig", seed: int | None = None) -> Any:
+        """The reward-frame scenario driver (a ``ScenarioDriver``) on ``env``, an env of this task."""
+        return self.Scenarios(env, collect, seed)
 
     def _world(self) -> "SimWorld":
         if self.world is None:
