@@ -7,17 +7,10 @@ closes still makes the packages impossible to read, test or move one at a time.
 
 from __future__ import annotations
 
-import ast
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-SOURCES = {"robot_rl": ROOT / "robot_rl", "robot_rl_drivers": ROOT / "drivers"}
-
-#: Sub-packages that are units of their own (the learning plane inside the training wing).
-NESTED_UNITS = ("robot_rl.training.remote",)
+from import_graph import ROOT, SOURCES, cycles, imports_of, plain_imports, source_files, unit, unit_graph
 
 #: The core: knows no transport, no process boundary, no driver, no composition root.
 CORE = ("robot_rl.config", "robot_rl.control", "robot_rl.envs", "robot_rl.sim", "robot_rl.tasks",
@@ -26,98 +19,8 @@ CORE = ("robot_rl.config", "robot_rl.control", "robot_rl.envs", "robot_rl.sim", 
 #: What the core must never import, by unit or by third-party top-level name.
 FORBIDDEN_IN_CORE = ("robot_rl.ros", "robot_rl.nodes", "robot_rl.training", "robot_rl.training.remote",
                      "robot_rl.assemble", "robot_rl.cli", "robot_rl_drivers", "rclpy", "cyclonedds", "grpc")
-
-
-def module_name(path: Path) -> str:
-    for top, folder in SOURCES.items():
-        if path.is_relative_to(folder):
-            parts = list(path.relative_to(folder).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            return ".".join([top, *parts])
-    raise ValueError(path)
-
-
-def unit(module: str) -> str:
-    """The package a module belongs to: ``robot_rl.<sub>``, a nested unit, or a drivers sub-package."""
-    for nested in NESTED_UNITS:
-        if module == nested or module.startswith(nested + "."):
-            return nested
-    parts = module.split(".")
-    if parts[0] in SOURCES:
-        return ".".join(parts[:2]) if len(parts) > 1 else parts[0]
-    return parts[0]
-
-
-def imports_of(path: Path) -> set[str]:
-    """Every module ``path`` imports, wherever the statement sits, relative imports resolved."""
-    module = module_name(path)
-    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)  # "from pkg import module"
-    return found
-
-
-def source_files() -> list[Path]:
-    return sorted(p for folder in SOURCES.values() for p in folder.rglob("*.py") if "proto" not in p.parts
-                  or p.name == "__init__.py")
-
-
-def unit_graph() -> dict[str, dict[str, set[str]]]:
-    """unit -> imported unit -> the files that make the edge (for the failure message)."""
-    ours = {module_name(p) for p in source_files()} | {module_name(p) for p in
-                                                         (ROOT / "robot_rl").rglob("*_pb2*.py")}
-    graph: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for path in source_files():
-        here = unit(module_name(path))
-        for name in imports_of(path):
-            if name.split(".")[0] in SOURCES and name not in ours:
-                continue  # "from pkg import function": the package itself is already counted
-            there = unit(name)
-            if there != here:
-                graph[here][there].add(str(path.relative_to(ROOT)))
-    return graph
-
-
-def cycles(graph: dict[str, dict[str, set[str]]]) -> list[list[str]]:
-    """Strongly connected components with more than one unit (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in graph.get(v, {}):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in list(graph):
-        if v not in index:
-            visit(v)
-    return found
+#: The core below the tasks: it gets a task's parts from its caller or the task object, never the registry.
+BELOW_TASKS = tuple(c for c in CORE if c != "robot_rl.tasks")
 
 
 def test_the_walker_sees_imports_inside_functions_and_relative_ones(tmp_path, monkeypatch):
@@ -149,6 +52,12 @@ def test_core_imports_no_transport_process_boundary_or_driver(core):
     assert not bad, f"{core} imports " + "; ".join(f"{u} ({', '.join(sorted(f))})" for u, f in bad.items())
 
 
+@pytest.mark.parametrize("core", BELOW_TASKS)
+def test_the_core_below_the_tasks_never_asks_for_a_task(core):
+    graph = unit_graph()
+    assert "robot_rl.tasks" not in graph.get(core, {}), sorted(graph[core]["robot_rl.tasks"])
+
+
 def test_only_the_thin_nodes_and_their_common_module_import_ros():
     offenders = []
     for path in sorted((ROOT / "robot_rl" / "nodes").glob("*.py")):
@@ -166,21 +75,10 @@ def test_dds_only_modules_live_in_ros_dds():
     for path in everything:
         who = str(path.relative_to(ROOT))
         for name in imports_of(path) if path.is_relative_to(ROOT / "robot_rl") or path.is_relative_to(
-                ROOT / "drivers") else _plain_imports(path):
+                ROOT / "drivers") else plain_imports(path):
             if name.startswith("robot_rl.ros.") and not name.startswith("robot_rl.ros.dds"):
                 users[name.split(".")[2]].add(who)
     facade = [p.stem for p in (ROOT / "robot_rl" / "ros").glob("*.py") if p.stem != "__init__"]
     dds_only = [m for m in facade if users[m] and all(
         "ros/dds/" in u or u.startswith("tests/ros/dds/") for u in users[m])]
     assert not dds_only, f"modules only the DDS backend uses, outside ros/dds/: {dds_only}"
-
-
-def _plain_imports(path: Path) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-            found.update(f"{node.module}.{a.name}" for a in node.names)
-    return found

@@ -10,10 +10,10 @@ test with the reason, never passed silently.
 
 Used by tests/contracts (whose conftest.py holds the fixtures). The fakes are the
 existing ones: the MuJoCo world (``build_world``), the actor's topic parts fed by
-:class:`actor_harness.LoopbackSim`, ``fake_pylibfranka``. Where an existing fake lives
-inside a test module (the recording ROS node, the fake ``hid`` module, the pynput-shaped
-listener, the pyrealsense2 software device) a minimal copy is made here, each naming the
-test it comes from.
+:class:`actor_harness.LoopbackSim`, ``fake_pylibfranka``, and the fakes the driver tests
+use, from tests/support as well: ``fake_ros_node`` (the recording ROS node), ``fake_hid``
+(the ``hid`` module), ``fake_pynput`` (the pynput-shaped listener) and ``fake_realsense``
+(the pyrealsense2 software device).
 
 Tests pick backends with :func:`over`, which turns backend ids into ``pytest.param`` s
 for indirect parametrisation and attaches a per-case ``skip`` (rule not applicable,
@@ -23,16 +23,17 @@ with the reason) or ``xfail(strict=True)`` (a known contract breach, with the re
 from __future__ import annotations
 
 import json
-import queue
 import subprocess
 import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Callable, Optional
 
 import numpy as np
 import pytest
+from fake_hid import UNPLUG, FakeHid
+from fake_pynput import FakeListener, listener_factory, pynput_key
+from fake_ros_node import RecordingNode
 
 from robot_rl.control.transforms import mat_to_quat, rpy_to_quat
 from robot_rl.tasks import load_config, make_task
@@ -298,44 +299,6 @@ class FrankaTorqueRig(RobotRig):
         wait_until(lambda: self.robot.fault is not None, 10.0, "the fake arm's reflex")
 
 
-class RecordingNode:
-    """A node that records publishers and runs callbacks when told (the create_* API of
-    robot_rl.ros nodes); a minimal copy of tests/drivers/robots/test_franka_ros2.py's."""
-
-    def __init__(self) -> None:
-        self.published: dict[str, list] = {}
-        self.callbacks: dict[str, list] = {}
-        self.timers: list = []
-
-    def create_publisher(self, msg_type, topic, qos):
-        return SimpleNamespace(publish=self.published.setdefault(topic, []).append, topic=topic)
-
-    def create_subscription(self, msg_type, topic, callback, qos):
-        self.callbacks.setdefault(topic, []).append(callback)
-        return (topic, callback)
-
-    def create_timer(self, period, callback):
-        self.timers.append(callback)
-        return callback
-
-    def destroy_timer(self, timer):
-        self.timers.remove(timer)
-
-    def destroy_publisher(self, pub):
-        pass
-
-    def destroy_subscription(self, sub):
-        self.callbacks[sub[0]].remove(sub[1])
-
-    def deliver(self, topic, msg) -> None:
-        for cb in list(self.callbacks.get(topic, [])):
-            cb(msg)
-
-    def tick(self) -> None:
-        for cb in list(self.timers):
-            cb()
-
-
 class FrankaRos2Rig(RobotRig):
     """``FrankaRos2ControlRobot`` on a recording node (as tests/drivers/robots/test_franka_ros2.py).
 
@@ -514,84 +477,23 @@ class TopicCameraRig(CameraRig):
         time.sleep(self.timeout_s + 0.15)  # the camera node stops publishing
 
 
-class SyntheticRealSense:
-    """A colour-only pyrealsense2 software_device streaming frame ``n`` as RGB (n, 2n, 3n);
-    a minimal copy of tests/drivers/cameras/test_realsense.py's ``SyntheticRealSense``."""
-
-    SERIAL = "012345678901"
-    FPS = 30
-
-    def __init__(self, rs, width: int, height: int) -> None:
-        self.rs, self.w, self.h = rs, width, height
-        self.device = rs.software_device()
-        self.device.register_info(rs.camera_info.serial_number, self.SERIAL)
-        self.device.register_info(rs.camera_info.name, "Synthetic D435")
-        intr = rs.intrinsics()
-        intr.width, intr.height, intr.fx, intr.fy, intr.ppx, intr.ppy = width, height, 60.0, 60.0, width / 2, height / 2
-        intr.model, intr.coeffs = rs.distortion.none, [0.0] * 5
-        stream = rs.video_stream()
-        stream.type, stream.index, stream.uid = rs.stream.color, 0, 0
-        stream.width, stream.height, stream.fps, stream.bpp, stream.fmt = width, height, self.FPS, 3, rs.format.rgb8
-        stream.intrinsics = intr
-        self.color = self.device.add_sensor("RGB Camera")
-        self.profile = self.color.add_video_stream(stream, True)
-        self.device.create_matcher(rs.matchers.dlr_c)
-        self.sent = 0
-        self._running = False
-        self._thread: Optional[threading.Thread] = None
-        self._keep: list[np.ndarray] = []
-
-    def push(self, n: int) -> None:
-        rs = self.rs
-        color = np.empty((self.h, self.w, 3), np.uint8)
-        color[..., 0], color[..., 1], color[..., 2] = n % 256, (2 * n) % 256, (3 * n) % 256
-        self._keep = self._keep[-8:] + [color]
-        frame = rs.software_video_frame()
-        frame.pixels = color
-        frame.stride, frame.bpp = self.w * 3, 3
-        frame.timestamp, frame.domain, frame.frame_number = 1000.0 + n * 1000.0 / self.FPS, \
-            rs.timestamp_domain.hardware_clock, n
-        frame.profile = self.profile.as_video_stream_profile()
-        self.color.on_video_frame(frame)
-
-    def start(self) -> None:
-        self._running = True
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        n = 1
-        while self._running:
-            try:
-                self.push(n)
-                self.sent = n
-                n += 1
-            except RuntimeError:
-                pass  # sensor not started yet
-            time.sleep(1.0 / self.FPS)
-
-    def stop(self) -> None:
-        self._running = False
-        if self._thread is not None:
-            self._thread.join()
-
-
 class RealSenseCameraRig(CameraRig):
     """``RealSenseCamera`` on a pyrealsense2 software device (the library boundary)."""
 
     name = "realsense"
 
     def __init__(self, quick_timeout: bool = False) -> None:
-        rs = pytest.importorskip("pyrealsense2", reason="pyrealsense2 (and apt libusb-1.0-0) not installed")
+        pytest.importorskip("pyrealsense2", reason="pyrealsense2 (and apt libusb-1.0-0) not installed")
+        from fake_realsense import SERIAL, SyntheticRealSense
+
         from robot_rl.config.hardware import RealSenseSettings
         from robot_rl.config.sections import CameraConfig
         from robot_rl_drivers.cameras.realsense import RealSenseCamera
 
         self.timeout_s = 0.2 if quick_timeout else 2.0
-        self.dev = SyntheticRealSense(rs, self.width, self.height)
-        cfg = CameraConfig(backend="realsense", width=self.width, height=self.height, fps=SyntheticRealSense.FPS)
-        self.camera = RealSenseCamera("front", cfg, RealSenseSettings(serial=SyntheticRealSense.SERIAL,
-                                                                        frame_timeout_s=self.timeout_s),
+        self.dev = SyntheticRealSense(self.width, self.height)
+        cfg = CameraConfig(backend="realsense", width=self.width, height=self.height, fps=self.dev.fps)
+        self.camera = RealSenseCamera("front", cfg, RealSenseSettings(serial=SERIAL, frame_timeout_s=self.timeout_s),
                                       devices=lambda: [self.dev.device])
         self.dev.start()  # after the camera started its sensor, as the original test does
         self.check_colours = self._check_colours
@@ -706,64 +608,6 @@ class InputRig:
         self.device.close()
 
 
-class FakeHidDevice:
-    """hidapi's ``hid.device`` with a report queue (minimal copy of test_spacemouse.py's)."""
-
-    def __init__(self, hid: "FakeHid") -> None:
-        self.hid = hid
-        self.path = None
-        self.closed = False
-        self.unplugged = False
-
-    def open_path(self, path: bytes) -> None:
-        self.path = path
-
-    def error(self) -> str:
-        return ""
-
-    def set_nonblocking(self, flag) -> int:
-        return 0
-
-    def read(self, max_length: int, timeout_ms: int = 0) -> list[int]:
-        if self.path is None or self.closed:
-            raise ValueError("not open")
-        if self.unplugged:
-            raise OSError("read error")
-        try:
-            item = self.hid.reports.get(timeout=timeout_ms / 1000.0)
-        except queue.Empty:
-            return []
-        if item is FakeHid.UNPLUG:
-            self.unplugged = True
-            raise OSError("read error")
-        return list(item)[:max_length]
-
-    def close(self) -> None:
-        self.closed = True
-
-
-class FakeHid:
-    """A stand-in for the ``hid`` module with one SpaceMouse Compact attached."""
-
-    UNPLUG = object()
-    COMPACT = {"path": b"/dev/hidraw7", "vendor_id": 0x256F, "product_id": 0xC635, "serial_number": "",
-               "release_number": 0x0437, "manufacturer_string": "3Dconnexion",
-               "product_string": "SpaceMouse Compact", "usage_page": 1, "usage": 8, "interface_number": 0}
-
-    def __init__(self) -> None:
-        self.reports: queue.Queue = queue.Queue()
-
-    def enumerate(self, vendor_id: int = 0, product_id: int = 0) -> list[dict]:
-        return [dict(self.COMPACT)]
-
-    def device(self) -> FakeHidDevice:
-        return FakeHidDevice(self)
-
-    def push(self, *hex_reports: str) -> None:
-        for r in hex_reports:
-            self.reports.put(bytes.fromhex(r))
-
-
 class SpaceMouseRig(InputRig):
     """``SpaceMouse`` over a fake ``hid`` module, byte-exact reports (as test_spacemouse.py)."""
 
@@ -804,28 +648,8 @@ class SpaceMouseRig(InputRig):
         self._push(f"03 {self._held:02x}")
 
     def _go_away(self) -> None:
-        self.hid.reports.put(FakeHid.UNPLUG)
+        self.hid.reports.put(UNPLUG)
         wait_until(lambda: not self.device.connected, 2.0, "the reader to see the unplug")
-
-
-class FakeListener:
-    """pynput.keyboard.Listener's shape (copy of test_keyboard.py's)."""
-
-    def __init__(self, on_press, on_release):
-        self.on_press, self.on_release = on_press, on_release
-        self.alive = False
-
-    def start(self):
-        self.alive = True
-
-    def wait(self):
-        pass
-
-    def stop(self):
-        self.alive = False
-
-    def is_alive(self):
-        return self.alive
 
 
 class KeyboardRig(InputRig):
@@ -837,16 +661,11 @@ class KeyboardRig(InputRig):
         from robot_rl.config.input import InterventionConfig, KeyboardConfig
         from robot_rl_drivers.input.keyboard import KeyboardInput
 
-        self.listeners: list[FakeListener] = []
+        self.listeners, factory = listener_factory()
         # Full speed, so "as far as it goes" is the top of the range.
         cfg = InterventionConfig(device="keyboard", intervene_mode="hold",
                                  keyboard=KeyboardConfig(linear_speed=1.0, angular_speed=1.0))
         self.keys = cfg.keyboard.keys
-
-        def factory(**kw):
-            self.listeners.append(FakeListener(**kw))
-            return self.listeners[-1]
-
         self.device = KeyboardInput(cfg, listener_factory=factory)
         self.go_away = self._go_away
 
@@ -856,7 +675,7 @@ class KeyboardRig(InputRig):
 
     @staticmethod
     def _event(key: str):
-        return SimpleNamespace(name=key) if len(key) > 1 else SimpleNamespace(char=key)
+        return pynput_key(name=key) if len(key) > 1 else pynput_key(char=key)
 
     def deflect(self) -> None:
         for binding in ("forward", "right", "up", "tilt_forward", "roll_right", "turn_left"):

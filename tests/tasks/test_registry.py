@@ -3,13 +3,13 @@ composition layer asks the registry, so the core packages never import a task.""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from import_graph import plain_imports
 
 import robot_rl.assemble  # noqa: F401 - registers the gymnasium ids
 from robot_rl.config.reward import RewardCollectConfig
@@ -84,38 +84,7 @@ def test_every_task_builds_an_env_and_hands_out_its_parts(spec):
     env.close()
 
 
-# --- layering --------------------------------------------------------------------------
-
-CORE = ("config", "control", "envs", "sim", "reset", "reward", "data", "agents")
-
-
-def _imports(path: Path) -> set[str]:
-    """Every module a file imports, at the top, inside functions or under TYPE_CHECKING."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return found
-
-
-def test_core_packages_never_import_a_task_nor_the_registry():
-    offenders = []
-    for package in CORE:
-        for path in sorted((REPO / "robot_rl" / package).rglob("*.py")):
-            bad = {m for m in _imports(path) if m == "robot_rl.tasks" or m.startswith("robot_rl.tasks.")}
-            if bad:
-                offenders.append(f"{path.relative_to(REPO)}: {sorted(bad)}")
-    assert offenders == []
-
-
-def test_tasks_import_no_composition_layer():
-    above = ("robot_rl.assemble", "robot_rl.cli", "robot_rl.training", "robot_rl.nodes", "robot_rl.ros")
-    offenders = [f"{p.relative_to(REPO)}: {m}" for p in sorted((REPO / "robot_rl" / "tasks").rglob("*.py"))
-                 for m in _imports(p) if m.startswith(above)]
-    assert offenders == []
+# --- layering (the import rules are in tests/test_layout.py) -------------------------------
 
 
 def test_a_task_folder_init_and_params_stay_light():
@@ -126,4 +95,4 @@ def test_a_task_folder_init_and_params_stay_light():
     for spec in SPECS:
         for name in ("__init__.py", "params.py"):
             path = REPO / "robot_rl" / "tasks" / spec.folder / name
-            assert _imports(path) <= light, path
+            assert plain_imports(path) <= light, path

@@ -7,7 +7,6 @@ the grab thread) is the code a real D4xx runs.
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
@@ -19,115 +18,10 @@ from robot_rl.errors import DeviceError
 
 rs = pytest.importorskip("pyrealsense2", reason="pyrealsense2 (and apt libusb-1.0-0) not installed")
 
+from fake_realsense import FPS, SERIAL, H, SyntheticRealSense, W  # noqa: E402  (tests/support)
+
 from robot_rl_drivers.cameras import make_camera  # noqa: E402
 from robot_rl_drivers.cameras.realsense import HostClockMapper, RealSenseCamera  # noqa: E402
-
-W, H, FPS = 64, 48, 30
-SERIAL = "012345678901"
-
-
-def option_range(lo: float, hi: float, step: float, default: float):
-    """An rs.option_range; pyrealsense2 2.59 binds (step, default) in swapped order."""
-    rng = rs.option_range(lo, hi, step, default)
-    if rng.step != step:
-        rng = rs.option_range(lo, hi, default, step)
-    assert (rng.step, rng.default) == (step, default)
-    return rng
-
-
-class SyntheticRealSense:
-    """A software RealSense: an RGB sensor (with exposure/white-balance options) and,
-    optionally, a depth sensor on a separate module, like a D435.
-
-    Frame ``n`` has colour (n, 2n, 3n) mod 256, depth ``500 + n`` raw units, and device
-    timestamp ``t0_ms + n * 1000 / fps`` in ``domain``.
-    """
-
-    def __init__(self, depth: bool = False, depth_units: float = 0.001,
-                 domain=None, t0_ms: float = 1000.0, serial: str = SERIAL) -> None:
-        self.domain = domain if domain is not None else rs.timestamp_domain.hardware_clock
-        self.t0_ms = t0_ms
-        self.device = rs.software_device()
-        self.device.register_info(rs.camera_info.serial_number, serial)
-        self.device.register_info(rs.camera_info.name, "Synthetic D435")
-        intr = rs.intrinsics()
-        intr.width, intr.height, intr.fx, intr.fy, intr.ppx, intr.ppy = W, H, 60.0, 60.0, W / 2, H / 2
-        intr.model, intr.coeffs = rs.distortion.none, [0.0] * 5
-        self.color = self.device.add_sensor("RGB Camera")
-        self.color_profile = self.color.add_video_stream(self._stream(rs.stream.color, 0, 3, rs.format.rgb8, intr),
-                                                         True)
-        self.color.add_option(rs.option.enable_auto_exposure, option_range(0, 1, 1, 1), True)
-        self.color.add_option(rs.option.exposure, option_range(1, 10000, 1, 156), True)
-        self.color.add_option(rs.option.gain, option_range(0, 128, 1, 64), True)
-        self.color.add_option(rs.option.enable_auto_white_balance, option_range(0, 1, 1, 1), True)
-        self.color.add_option(rs.option.white_balance, option_range(2800, 6500, 10, 4600), True)
-        # A second, smaller colour mode, so that "no such mode" errors list more than one.
-        self.color.add_video_stream(self._stream(rs.stream.color, 5, 3, rs.format.rgb8, intr, w=32, h=24))
-        self.depth_sensor = None
-        if depth:
-            self.depth_sensor = self.device.add_sensor("Stereo Module")
-            self.depth_profile = self.depth_sensor.add_video_stream(
-                self._stream(rs.stream.depth, 1, 2, rs.format.z16, intr), True)
-            self.depth_sensor.add_read_only_option(rs.option.depth_units, depth_units)
-            identity = rs.extrinsics()
-            identity.rotation, identity.translation = [1, 0, 0, 0, 1, 0, 0, 0, 1], [0, 0, 0]
-            self.depth_profile.register_extrinsics_to(self.color_profile, identity)
-        self.device.create_matcher(rs.matchers.dlr_c)
-        self.sent = 0
-        self._running = False
-        self._thread: threading.Thread | None = None
-        self._keep: list[np.ndarray] = []
-
-    @staticmethod
-    def _stream(kind, uid, bpp, fmt, intr, w=W, h=H):
-        stream = rs.video_stream()
-        stream.type, stream.index, stream.uid = kind, 0, uid
-        stream.width, stream.height, stream.fps, stream.bpp, stream.fmt = w, h, FPS, bpp, fmt
-        stream.intrinsics = intr
-        return stream
-
-    def stamp_ms(self, n: int) -> float:
-        return self.t0_ms + n * 1000.0 / FPS
-
-    def _frame(self, pixels: np.ndarray, bpp: int, profile, n: int):
-        frame = rs.software_video_frame()
-        frame.pixels = pixels
-        frame.stride, frame.bpp = W * bpp, bpp
-        frame.timestamp, frame.domain, frame.frame_number = self.stamp_ms(n), self.domain, n
-        frame.profile = profile.as_video_stream_profile()
-        return frame
-
-    def push(self, n: int) -> None:
-        color = np.empty((H, W, 3), np.uint8)
-        color[..., 0], color[..., 1], color[..., 2] = n % 256, (2 * n) % 256, (3 * n) % 256
-        self._keep = self._keep[-8:] + [color]
-        self.color.on_video_frame(self._frame(color, 3, self.color_profile, n))
-        if self.depth_sensor is not None:
-            depth = np.full((H, W), 500 + n, np.uint16)
-            self._keep.append(depth)
-            self.depth_sensor.on_video_frame(self._frame(depth, 2, self.depth_profile, n))
-
-    def start(self) -> "SyntheticRealSense":
-        self._running = True
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        n = 1
-        while self._running:
-            try:
-                self.push(n)
-                self.sent = n
-                n += 1
-            except RuntimeError:
-                pass  # sensors not started yet
-            time.sleep(1.0 / FPS)
-
-    def stop(self) -> None:
-        self._running = False
-        if self._thread is not None:
-            self._thread.join()
 
 
 def camera_cfg(**overrides) -> CameraConfig:

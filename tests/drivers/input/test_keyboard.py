@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from fake_pynput import listener_factory, pynput_key  # tests/support
 
 from robot_rl.config.input import InterventionConfig, KeyBindings, KeyboardConfig
 from robot_rl.errors import DeviceError
@@ -148,37 +149,8 @@ def test_bindings_from_yaml_config():
     assert not m.command().stop_pressed
 
 
-class FakeListener:
-    """pynput.keyboard.Listener's shape: keyword callbacks, start/stop/is_alive/wait."""
-
-    def __init__(self, on_press, on_release):
-        self.on_press, self.on_release = on_press, on_release
-        self.alive = False
-
-    def start(self):
-        self.alive = True
-
-    def wait(self):
-        pass
-
-    def stop(self):
-        self.alive = False
-
-    def is_alive(self):
-        return self.alive
-
-
-def pynput_key(name=None, char=None):
-    return SimpleNamespace(name=name) if name else SimpleNamespace(char=char)
-
-
 def test_keyboard_input_with_pynput_shaped_events():
-    listeners = []
-
-    def factory(**kw):
-        listeners.append(FakeListener(**kw))
-        return listeners[-1]
-
+    listeners, factory = listener_factory()
     device = make_input_device(InterventionConfig(device="keyboard"), listener_factory=factory)
     assert isinstance(device, KeyboardInput)
     lst = listeners[0]

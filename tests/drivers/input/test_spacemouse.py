@@ -8,7 +8,6 @@ byte-exact reports, so everything above the library runs as it does with a devic
 from __future__ import annotations
 
 import logging
-import queue
 import sys
 import threading
 import time
@@ -16,6 +15,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from fake_hid import COMPACT, UNPLUG, FakeHid  # tests/support
+from fake_pynput import listener_factory, pynput_key  # tests/support
 
 from robot_rl.config.input import InterventionConfig, SpaceMouseConfig
 from robot_rl.envs.inputs import FailSafeInput
@@ -23,79 +24,11 @@ from robot_rl.errors import DeviceError
 from robot_rl_drivers.input import make_input_device
 from robot_rl_drivers.input.spacemouse import SpaceMouse, import_hid
 
-COMPACT = {"path": b"/dev/hidraw7", "vendor_id": 0x256F, "product_id": 0xC635, "serial_number": "",
-           "release_number": 0x0437, "manufacturer_string": "3Dconnexion", "product_string": "SpaceMouse Compact",
-           "usage_page": 1, "usage": 8, "interface_number": 0}
 RECEIVER_KEYBOARD = {**COMPACT, "path": b"/dev/hidraw3", "product_id": 0xC652, "usage_page": 1, "usage": 6,
                      "product_string": "Universal Receiver"}
 RECEIVER_3D = {**RECEIVER_KEYBOARD, "path": b"/dev/hidraw4", "usage": 8}
 LOGITECH_MOUSE = {**COMPACT, "path": b"/dev/hidraw0", "vendor_id": 0x046D, "product_id": 0xC52B,
                   "product_string": "USB Receiver", "usage": 2}
-UNPLUG = object()
-
-
-class FakeHidDevice:
-    """hidapi's ``hid.device`` with a report queue; ``UNPLUG`` in the queue fails reads."""
-
-    def __init__(self, hid: "FakeHid") -> None:
-        self.hid = hid
-        self.path = None
-        self.closed = False
-        self.nonblocking = None
-        self.reads = 0
-        self.unplugged = False
-
-    def open_path(self, path: bytes) -> None:
-        if self.hid.open_error is not None:
-            self._error = self.hid.open_error
-            raise OSError("open failed")
-        self.path = path
-        self.hid.opened.append(self)
-
-    def error(self) -> str:
-        return self._error
-
-    def set_nonblocking(self, flag) -> int:
-        self.nonblocking = flag
-        return 0
-
-    def read(self, max_length: int, timeout_ms: int = 0) -> list[int]:
-        if self.path is None or self.closed:
-            raise ValueError("not open")
-        self.reads += 1
-        if self.unplugged:
-            raise OSError("read error")
-        try:
-            item = self.hid.reports.get(timeout=timeout_ms / 1000.0)
-        except queue.Empty:
-            return []
-        if item is UNPLUG:
-            self.unplugged = True
-            raise OSError("read error")
-        return list(item)[:max_length]
-
-    def close(self) -> None:
-        self.closed = True
-
-
-class FakeHid:
-    """A stand-in for the ``hid`` module."""
-
-    def __init__(self, devices: list[dict]) -> None:
-        self.devices = devices
-        self.reports: queue.Queue = queue.Queue()
-        self.opened: list[FakeHidDevice] = []
-        self.open_error: str | None = None
-
-    def enumerate(self, vendor_id: int = 0, product_id: int = 0) -> list[dict]:
-        return [dict(d) for d in self.devices]
-
-    def device(self) -> FakeHidDevice:
-        return FakeHidDevice(self)
-
-    def push(self, *hex_reports: str) -> None:
-        for r in hex_reports:
-            self.reports.put(bytes.fromhex(r))
 
 
 def wait_for(predicate, timeout: float = 2.0) -> None:
@@ -367,30 +300,13 @@ def test_a_foreign_hid_module_is_named(monkeypatch):
 
 
 def test_spacemouse_plus_keyboard_moves_with_one_and_labels_with_the_other(hid):
-    from types import SimpleNamespace
-
-    listeners = []
-
-    class Listener:
-        def __init__(self, on_press, on_release):
-            self.on_press, self.on_release = on_press, on_release
-            listeners.append(self)
-
-        def start(self):
-            pass
-
-        def stop(self):
-            pass
-
-        def is_alive(self):
-            return True
-
+    listeners, factory = listener_factory()
     device = make_input_device(InterventionConfig(device="spacemouse+keyboard"), hid_module=hid,
-                               listener_factory=Listener)
+                               listener_factory=factory)
     try:
         hid.push("01 00 00 a2 fe 00 00 00 00 00 00 00 00")  # puck pushed fully away from the operator
         settle(device.devices[0], hid, 1)
-        listeners[0].on_press(SimpleNamespace(name="enter"))
+        listeners[0].on_press(pynput_key(name="enter"))
         cmd = device.read()
         np.testing.assert_allclose(cmd.twist, [-1, 0, 0, 0, 0, 0])
         assert cmd.intervene and cmd.success_pressed

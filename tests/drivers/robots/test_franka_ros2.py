@@ -10,10 +10,10 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from fake_ros_node import RecordingNode  # tests/support
 
 from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.config.loader import build
@@ -21,7 +21,6 @@ from robot_rl.config.sections import ControllerConfig, RobotConfig, WorkspaceCon
 from robot_rl.control.transforms import orientation_error, rpy_to_quat
 from robot_rl.errors import ConfigError, DeviceError
 from robot_rl.ros import convert, msgs
-from robot_rl.ros.errors import MessageError
 from robot_rl_drivers.robots import make_robot
 from robot_rl_drivers.robots.faults import RobotFault
 from robot_rl_drivers.robots.franka_ros2 import FrankaRos2ControlRobot
@@ -29,50 +28,6 @@ from robot_rl_drivers.robots.franka_ros2 import FrankaRos2ControlRobot
 DOWN = rpy_to_quat(np.array([np.pi, 0.0, 0.0]))
 HOME = np.array([0.45, 0.0, 0.30])
 JOINTS = [f"fr3_joint{i}" for i in range(1, 8)]
-
-
-class RecordingNode:
-    """create_publisher / create_subscription / create_timer, recorded; the test delivers
-    messages with ``deliver`` and runs timers with ``tick``. Like robot_rl.ros nodes, a
-    callback raising MessageError drops the message and counts it."""
-
-    def __init__(self) -> None:
-        self.published: dict[str, list] = {}
-        self.callbacks: dict[str, list] = {}
-        self.timers: list = []
-        self.dropped: list[str] = []
-
-    def create_publisher(self, msg_type, topic, qos):
-        sent = self.published.setdefault(topic, [])
-        return SimpleNamespace(publish=sent.append, topic=topic)
-
-    def create_subscription(self, msg_type, topic, callback, qos):
-        self.callbacks.setdefault(topic, []).append(callback)
-        return (topic, callback)
-
-    def create_timer(self, period, callback):
-        self.timers.append(callback)
-        return callback
-
-    def destroy_timer(self, timer):
-        self.timers.remove(timer)
-
-    def destroy_publisher(self, pub):
-        pass
-
-    def destroy_subscription(self, sub):
-        self.callbacks[sub[0]].remove(sub[1])
-
-    def deliver(self, topic, msg) -> None:
-        for cb in self.callbacks.get(topic, []):
-            try:
-                cb(msg)
-            except MessageError as err:
-                self.dropped.append(str(err))
-
-    def tick(self) -> None:
-        for cb in list(self.timers):
-            cb()
 
 
 def robot_cfg(ros2: dict | None = None, **controller) -> RobotConfig:

@@ -149,6 +149,6 @@ def test_committed_generated_code_matches_the_proto(tmp_path):
 
     assert generate.main(["--out", str(tmp_path)]) == 0
     for name in ("learning_pb2.py", "learning_pb2.pyi", "learning_pb2_grpc.py"):
-        fresh = (tmp_path / "robot_rl" / "learning" / "proto" / name).read_text()
+        fresh = (tmp_path / generate.PROTO_DIR.relative_to(generate.ROOT) / name).read_text()
         committed = (Path(generate.__file__).parent / name).read_text()
         assert fresh == committed, f"{name} is stale: run python -m robot_rl.training.remote.proto.generate"
