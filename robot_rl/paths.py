@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from pathlib import Path
@@ -19,7 +20,9 @@ def config_dirs() -> list[Path]:
 
 
 def resolve_config(name_or_path: str | Path) -> Path:
-    """A path that exists as given, or a config name such as ``pick_cube``."""
+    """A path that exists as given, or a config name such as ``pick_cube``.
+
+    Neither: a ConfigError that suggests the closest config names (or lists them all)."""
     path = Path(name_or_path)
     if path.is_file():
         return path
@@ -27,5 +30,15 @@ def resolve_config(name_or_path: str | Path) -> Path:
         for candidate in (folder / path.name, folder / f"{path.name}.yaml"):
             if candidate.is_file():
                 return candidate
-    raise ConfigError(f"config file not found: {name_or_path} (also looked in "
-                      f"{', '.join(str(d) for d in config_dirs())})")
+    names = config_names()
+    hints = difflib.get_close_matches(path.stem, names, n=3)
+    if hints:
+        why = f"did you mean {' or '.join(repr(h) for h in hints)}?"
+    else:
+        why = f"known configs: {', '.join(names) or 'none'}; looked in {', '.join(str(d) for d in config_dirs())}"
+    raise ConfigError(f"config file not found: {name_or_path} ({why})")
+
+
+def config_names() -> list[str]:
+    """The names of the configs in :func:`config_dirs` (``pick_cube``, ...), sorted."""
+    return sorted({f.stem for d in config_dirs() if d.is_dir() for f in d.glob("*.yaml") if f.is_file()})

@@ -15,7 +15,7 @@ from import_graph import ROOT, SOURCES, cycles, imports_of, plain_imports, sourc
 #: The core: knows no transport, no process boundary, no driver, no composition root.
 CORE = ("robot_rl.config", "robot_rl.control", "robot_rl.envs", "robot_rl.sim", "robot_rl.tasks",
         "robot_rl.agents", "robot_rl.data", "robot_rl.reward", "robot_rl.reset",
-        "robot_rl.interfaces", "robot_rl.errors", "robot_rl.paths")
+        "robot_rl.interfaces", "robot_rl.errors", "robot_rl.paths", "robot_rl.jsonio")
 #: What the core must never import, by unit or by third-party top-level name.
 FORBIDDEN_IN_CORE = ("robot_rl.ros", "robot_rl.nodes", "robot_rl.training", "robot_rl.training.remote",
                      "robot_rl.assemble", "robot_rl.cli", "robot_rl_drivers", "rclpy", "cyclonedds", "grpc")

@@ -21,7 +21,7 @@ from robot_rl.errors import ConfigError
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["list", "check"], help="what to do")
-    parser.add_argument("--config", help="check: the config whose cameras to open")
+    parser.add_argument("--config", help="check: the config (a name or a path) whose cameras to open")
     parser.add_argument("--name", action="append", help="check: only this camera (repeatable)")
     parser.add_argument("--seconds", type=float, default=2.0, help="check: how long to read frames")
 
@@ -31,10 +31,11 @@ def run(args: argparse.Namespace) -> int:
         return _list()
     if not args.config:
         raise ConfigError("cameras check: give --config with the cameras to open")
+    from robot_rl.paths import resolve_config
     from robot_rl.tasks import load_config
     from robot_rl_drivers.cameras import make_camera
 
-    cfg = load_config(args.config)
+    cfg = load_config(resolve_config(args.config))
     names = args.name or [n for n, c in cfg.cameras.items() if c.backend != "sim"]
     unknown = [n for n in names if n not in cfg.cameras]
     if unknown:

@@ -124,9 +124,10 @@ def _address(args: argparse.Namespace) -> tuple[str, float]:
     ip = args.ip
     if args.config:
         from robot_rl.config.hardware import FrankaHardwareConfig, robot_hardware
+        from robot_rl.paths import resolve_config
         from robot_rl.tasks import load_config
 
-        cfg = load_config(args.config)
+        cfg = load_config(resolve_config(args.config))
         hw = robot_hardware(cfg.robot, file=args.config)
         if not isinstance(hw, FrankaHardwareConfig):
             raise ConfigError(f"{args.config}: robot.backend is {cfg.robot.backend!r}, not 'franka'")

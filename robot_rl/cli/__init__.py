@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import re
 import sys
 
 from robot_rl.errors import RobotRLError
@@ -38,13 +39,63 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+_ROLE = re.compile(r":[a-z]+:`~?([^`<]*?)\s*(?:<[^>]*>)?`")  # :class:`X`, :func:`~a.b`, :ref:`t <x>`
+_LITERAL = re.compile(r"``(.+?)``")
+
+
+def plain(text: str) -> str:
+    """``text`` without reStructuredText markup (double backticks, :class:`...` roles)."""
+    return _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text))
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default (when it has a meaningful one) and strips docstring markup."""
+
+    def _format_text(self, text: str) -> str:
+        return super()._format_text(plain(text))
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = plain(action.help or "")
+        if re.search(r"\bdefault\b", text, re.IGNORECASE) or not _meaningful(action.default) \
+                or not (action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE)):
+            return text
+        return f"{text} (default: %(default)s)" if text else "default: %(default)s"
+
+
+def _meaningful(default: object) -> bool:
+    """Whether a default is worth showing (not None, a store_true's False, or an empty list)."""
+    return not (default is None or default is False or default is argparse.SUPPRESS or default == [])
+
+
+def _show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Give options without help text a help line, so that their default is shown too."""
+    for action in parser._actions:
+        if not action.help and action.option_strings and _meaningful(action.default):
+            action.help = "default: %(default)s"
+
+
+def version() -> str:
+    """The installed robot_rl's version (the source tree's ``__version__`` if not installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("robot_rl")
+    except PackageNotFoundError:
+        from robot_rl import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="robot-rl", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="robot-rl", description=plain(__doc__.split("\n\n")[0]),
+                                     formatter_class=HelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--version", action="version", version=f"robot-rl {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, (module, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
         p.set_defaults(_module=module)
     return parser
 
@@ -60,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(known._module)
     sub_parser = _subparser(parser, known.command)
     module.add_arguments(sub_parser)
+    _show_defaults(sub_parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")

@@ -6,14 +6,17 @@ Runs the sim env of the config (the ROS actor node runs the same loop on hardwar
 swaps in new weights from the learner between steps, and keeps acting while the
 learner is away (steps wait in a bounded queue and go out on reconnect). A refused
 token or a config whose spaces differ from the learner's ends it with one error line.
-Ends with one JSON line.
+Ends with one JSON line; when steps are left unsent at the end (the learner was never
+reached, or did not acknowledge them within ``--flush-timeout``) it also says so in one
+``robot-rl: actor: ...`` line on stderr and exits with status 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 
+from robot_rl import jsonio
 from robot_rl.errors import ConfigError
 from robot_rl.paths import resolve_config
 from robot_rl.tasks import load_config
@@ -50,5 +53,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"actor {summary['actor_id']}: {summary['steps']} steps, {summary['episodes']} episodes "
           f"({summary['successes']} successes), last weights v{summary['weight_version']}, "
           f"{summary['queued_steps']} unsent, {summary['dropped_steps']} dropped")
-    print(json.dumps(summary))
+    print(jsonio.dumps(summary))
+    problem = actor.unsent_problem(summary)
+    if problem is not None:  # the steps are lost: say so, and do not end as a success
+        print(f"robot-rl: actor: {problem}", file=sys.stderr)
+        return 1
     return 0

@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from robot_rl import jsonio
 from robot_rl.config import Config, to_dict
 from robot_rl.errors import ConfigError, RobotRLError
 from robot_rl.paths import resolve_config
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{cfg.task.name}: success {report['successes']}/{report['episodes']} ({report['success_rate']:.0%}) "
           f"in {report['mode']}, policy of the {report['kind']} run {run_dir} ({report['updates']} updates)"
           + (f"; video {report['video']}" if report.get("video") else ""))
-    print(json.dumps(report))
+    print(jsonio.dumps(report))
     return 0
 
 

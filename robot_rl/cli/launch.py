@@ -47,6 +47,9 @@ def run(args: argparse.Namespace) -> int:
         path.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False), encoding="utf-8")
     graph = build_graph(cfg, path)
     if args.dry_run:
+        from robot_rl.nodes.actor import check_start
+
+        check_start(cfg)  # what the nodes would refuse at start, without starting them
         params = graph.write_params_file(run_dir)
         print(graph.describe(params))
         print(f"--- {params}")

@@ -6,14 +6,19 @@ Listens on ``learning.host:learning.port`` (127.0.0.1:50051 unless configured) f
 ``robot-rl actor`` processes, trains on what they send and streams weights back. Writes
 ``<train.run_dir>/``: ``replay/`` (every finished episode, fsync'd), ``demos/``,
 ``checkpoint/`` (the trainer's format: ``robot-rl eval`` runs it), ``learner/``, ``tb/``,
-``evals.jsonl``. After a crash, ``--resume`` goes on with all of it. Ends with one JSON line.
+``evals.jsonl``. After a crash, ``--resume`` goes on with all of it. Ends with one JSON line;
+if it could not write steps that actors sent (disk full, ...) it also says so in one
+``robot-rl: learner: ...`` line on stderr and exits with status 1. Calls it refused
+(wrong token, bad payload, ...) are logged and counted, but leave the exit status 0: any
+client that reaches the port could cause them.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 
+from robot_rl import jsonio
 from robot_rl.paths import resolve_config
 from robot_rl.tasks import load_config
 
@@ -53,7 +58,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"learner: {summary['received_steps']} env steps from {len(summary['actors'])} actor(s), "
           f"{summary['updates']} updates, weights v{summary['weight_version']}"
           + (f", eval success {last['success_rate']:.0%}" if last else ""))
-    print(json.dumps({"run_dir": str(process.run_dir), **{k: v for k, v in summary.items() if k != "actors"},
+    print(jsonio.dumps({"run_dir": str(process.run_dir), **{k: v for k, v in summary.items() if k != "actors"},
                       "actors": {k: {"steps": v["steps"], "episodes": v["episodes"]}
                                  for k, v in summary["actors"].items()}}))
+    failed = summary["refused"].get("store_failed", 0)
+    if failed:  # replay could not be written (disk full, ...): not a clean run
+        print(f"robot-rl: learner: could not write {failed} batch(es) of actor steps to {process.run_dir / 'replay'} "
+              "(see the log); the actors were told to resend them", file=sys.stderr)
+        return 1
     return 0

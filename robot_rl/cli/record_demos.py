@@ -19,10 +19,10 @@ recorded by the session graph's actor node instead (``ros.policy=human``,
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from robot_rl import jsonio
 from robot_rl.config import to_dict
 from robot_rl.data.recording import HUMAN_SOURCES, KNOWN_SOURCES
 from robot_rl.paths import resolve_config
@@ -34,7 +34,7 @@ DEVICE_CONTEXT: dict[str, Any] = {}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, help="task config, e.g. configs/pick_cube.yaml")
+    parser.add_argument("--config", required=True, help="task config: a name (pick_cube) or a path")
     parser.add_argument("--source", default="scripted", choices=KNOWN_SOURCES,
                         help="who acts: the scripted expert (sim) or a person with a SpaceMouse or keyboard")
     parser.add_argument("--episodes", type=int, default=20, help="episodes to save")
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     ended = " (stopped)" if summary.stopped else ""
     print(f"saved {summary.saved} episodes ({summary.steps} steps, {summary.successes}/{summary.attempted} "
           f"successful attempts) in {writer.directory}{ended}")
-    print(json.dumps({"task": cfg.task.name, "source": args.source, "saved": summary.saved,
+    print(jsonio.dumps({"task": cfg.task.name, "source": args.source, "saved": summary.saved,
                       "attempted": summary.attempted, "successes": summary.successes, "steps": summary.steps,
                       "stopped": summary.stopped, "out": str(writer.directory)}))
     if summary.saved < args.episodes and not (human and summary.stopped):

@@ -13,18 +13,19 @@ the person's keys); this command prints how and exits non-zero.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 from tqdm import tqdm
 
+from robot_rl import jsonio
 from robot_rl.errors import ConfigError
 from robot_rl.nodes.intervention import topic_devices
+from robot_rl.paths import resolve_config
 from robot_rl.tasks import load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, help="task config, e.g. configs/pick_cube.yaml")
+    parser.add_argument("--config", required=True, help="task config: a name (pick_cube) or a path")
     parser.add_argument("--out", required=True, help="frame directory to write (format: robot_rl.reward.dataset)")
     parser.add_argument("--frames", type=int, default=8000, help="frames to record")
     parser.add_argument("--labels", choices=["ground_truth", "keys"], default="ground_truth",
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.frames < 1:
         raise ConfigError(f"--frames must be at least 1, got {args.frames}")
-    cfg = load_config(args.config, args.overrides)
+    cfg = load_config(resolve_config(args.config), args.overrides)
     if cfg.robot.backend != "sim":
         raise ConfigError(hardware_error(cfg, args))
     if args.labels == "keys" and cfg.intervention.device == "none":
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"recorded {stats.summary()} to {args.out} in {seconds:.0f} s")
     for tag, (n, pos) in sorted(stats.per_tag.items()):
         print(f"  {tag:14s} {n:6d} frames, {pos:6d} success")
-    print(json.dumps({"out": str(args.out), "frames": stats.frames, "positives": stats.positives,
+    print(jsonio.dumps({"out": str(args.out), "frames": stats.frames, "positives": stats.positives,
                       "episodes": stats.episodes, "seconds": round(seconds, 1),
                       "label_source": "keys" if labels is not None else "ground_truth", "per_tag": stats.per_tag}))
     return 0

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
+from robot_rl import jsonio
+from robot_rl.paths import resolve_config
 from robot_rl.tasks import get_task, load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, help="task config, e.g. configs/pick_cube.yaml")
+    parser.add_argument("--config", required=True, help="task config: a name (pick_cube) or a path")
     parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0, help="first episode seed")
     parser.add_argument("--noise", type=float, default=0.0, help="expert action noise (std)")
@@ -26,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from robot_rl.assemble import make_env
 
-    cfg = load_config(args.config, args.overrides)
+    cfg = load_config(resolve_config(args.config), args.overrides)
     env = make_env(cfg, render_mode=None if args.no_strip else "rgb_array")
     expert = get_task(cfg.task.name).make_expert(env, noise=args.noise, seed=args.seed)
     successes, lengths, strip = 0, [], []
@@ -60,5 +61,5 @@ def run(args: argparse.Namespace) -> int:
           f"mean episode length {result['mean_length']:.1f} steps")
     if "image_strip" in result:
         print(f"image strip: {result['image_strip']}")
-    print(json.dumps(result))
+    print(jsonio.dumps(result))
     return 0

@@ -15,18 +15,18 @@ every finished episode (see :mod:`robot_rl.training.trainer`).
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import threading
 from types import FrameType
 from typing import Any
 
+from robot_rl import jsonio
 from robot_rl.paths import resolve_config
 from robot_rl.tasks import load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, help="task config, e.g. configs/pick_cube.yaml")
+    parser.add_argument("--config", required=True, help="task config: a name (pick_cube) or a path")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value, e.g. --set train.total_env_steps=5000")
     parser.add_argument("--run-dir", help="where logs and checkpoints go (default: train.run_dir)")
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if last:
         print(f"{cfg.task.name}: eval success {last['success_rate']:.0%} after {result.env_steps} env steps "
               f"({result.wall_s:.0f} s); TensorBoard: tensorboard --logdir {result.run_dir / 'tb'}")
-    print(json.dumps(summary))
+    print(jsonio.dumps(summary))
     return 0
 
 

@@ -10,12 +10,13 @@ its report, as ``<stem>.rejected.json``, and the command exits non-zero, unless
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from tqdm import tqdm
 
+from robot_rl import jsonio
 from robot_rl.errors import ConfigError, RobotRLError
+from robot_rl.paths import resolve_config
 from robot_rl.tasks import load_config
 
 
@@ -26,7 +27,7 @@ class ClassifierRejected(RobotRLError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, help="task config, e.g. configs/pick_cube.yaml")
+    parser.add_argument("--config", required=True, help="task config: a name (pick_cube) or a path")
     parser.add_argument("--data", required=True, help="frame directory written by 'robot-rl record-rewards'")
     parser.add_argument("--out", required=True, help="classifier file to write, e.g. runs/reward/pick_cube.pt")
     parser.add_argument("--force", action="store_true", help="save the classifier even if it misses the bar")
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from robot_rl.reward.dataset import check_layout, load_frames, read_meta
     from robot_rl.reward.train import report_path, save_rejected_report, save_result, train_classifier
 
-    cfg = load_config(args.config, args.overrides)
+    cfg = load_config(resolve_config(args.config), args.overrides)
     rcfg = cfg.reward
     out = Path(args.out)
     if out.suffix in (".json", "") or out.is_dir():
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     if not result.accepted:
         print(f"WARNING: saved below the bar because of --force: {'; '.join(result.failures)}")
     print(f"classifier: {out}\nreport: {report_path(out)}")
-    print(json.dumps({"out": str(out), "accepted": result.accepted, "forced": report["forced"],
+    print(jsonio.dumps({"out": str(out), "accepted": result.accepted, "forced": report["forced"],
                       **{k: held[k] for k in ("accuracy", "precision", "recall", "fpr")},
                       "threshold": report["threshold"]["logit"], "seconds": report["training"]["seconds"]}))
     return 0

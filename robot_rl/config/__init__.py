@@ -13,14 +13,17 @@ through ``robot_rl.tasks.load_config`` and ``robot_rl.tasks.config_from_dict``.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import types
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Union, get_args, get_origin, get_type_hints
 
 from robot_rl.config.agent import AgentConfig, TrainConfig
 from robot_rl.config.hardware import check_hardware
 from robot_rl.config.input import InterventionConfig
 from robot_rl.config.learning import LearningConfig
-from robot_rl.config.loader import apply_overrides, build, param, parse_yaml, read_yaml, to_dict
+from robot_rl.config.loader import apply_overrides, build, param, parse_yaml, read_yaml, show, to_dict
 from robot_rl.config.reset import ResetConfig, check_reset_poses
 from robot_rl.config.reward import RewardConfig
 from robot_rl.config.ros import RosConfig
@@ -89,8 +92,51 @@ def build_config(data: dict[str, Any], file: str, task_params: TaskParamsLookup)
     return cfg
 
 
+def check_override_keys(overrides: list[str], task_params: TaskParamsLookup, task_name: str = "",
+                        source: str = "--set") -> None:
+    """Refuse an override whose key the config does not have, naming ``--set`` (not the file).
+
+    Call it after :func:`apply_overrides` (which refuses malformed overrides). ``task_name``
+    (the merged config's ``task.name``) types ``task.params``; an unknown task is left
+    for :func:`build_config` to report.
+    """
+    for item in overrides:
+        key = item.split("=", 1)[0].strip()
+        parts = key.split(".")
+        tp: Any = Config
+        for i, part in enumerate(parts):
+            if parts[:i] == ["task", "params"]:
+                try:
+                    tp = task_params(task_name)
+                except ValueError:
+                    break
+            tp = _dataclass_of(tp)
+            if dataclasses.is_dataclass(tp):
+                names = [f.name for f in dataclasses.fields(tp) if f.init]
+                if part not in names:
+                    hint = difflib.get_close_matches(part, names, n=1)
+                    suggestion = f" (did you mean '{'.'.join([*parts[:i], hint[0]])}'?)" if hint else ""
+                    shown = item if item.isprintable() and len(item) <= 80 else show(item)
+                    raise ConfigError(f"{source} {shown}: unknown key '{key}'{suggestion}")
+                tp = get_type_hints(tp)[part]
+            elif get_origin(tp) is dict:
+                args = get_args(tp)
+                tp = args[1] if len(args) == 2 else Any
+            else:
+                break
+
+
+def _dataclass_of(tp: Any) -> Any:
+    """``tp``, or the one dataclass of an Optional/Union ``tp``."""
+    if get_origin(tp) in (Union, types.UnionType):
+        found = [a for a in get_args(tp) if dataclasses.is_dataclass(a) or get_origin(a) is dict]
+        return found[0] if len(found) == 1 else Any
+    return tp
+
+
 __all__ = [
     "CameraConfig", "Config", "ConfigError", "ControllerConfig", "EnvConfig", "RobotConfig",
     "SimConfig", "TaskConfig", "TaskParamsLookup", "WorkspaceConfig", "apply_overrides", "build", "build_config",
+    "check_override_keys",
     "param", "parse_yaml", "read_yaml", "to_dict",
 ]

@@ -60,7 +60,9 @@ def parse_yaml(text: str, *, source: str, where: str = "", depth: int = 0) -> An
         _YamlGuard(source, where, depth).check(text)
         data = yaml.load(text, Loader=_FAST_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as err:
-        raise ConfigError(_yaml_error_line(err, source)) from None
+        # A one-line ``--set`` value has no lines to point at (PyYAML may say "line 2").
+        one_line_value = bool(where) and "\n" not in text.strip()
+        raise ConfigError(_yaml_error_line(err, source, with_line=not one_line_value)) from None
     except _BUILD_ERRORS as err:
         raise ConfigError(f"{source}: holds a value YAML cannot build ({show(str(err), 120)})") from None
     return to_dict(data)  # every alias an independent copy
@@ -117,10 +119,10 @@ def _too_large(source: str) -> ConfigError:
     return ConfigError(f"{source}: is larger than {MAX_CONFIG_BYTES // 1024} KiB; a config is a few KiB of YAML")
 
 
-def _yaml_error_line(err: yaml.YAMLError, source: str) -> str:
+def _yaml_error_line(err: yaml.YAMLError, source: str, with_line: bool = True) -> str:
     """One line for a PyYAML error, whose own text spans several lines."""
     mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-    where = f" line {mark.line + 1}" if mark is not None else ""
+    where = f" line {mark.line + 1}" if mark is not None and with_line else ""
     if isinstance(err, yaml.reader.ReaderError):
         what = f"character #x{err.character:04x} at position {err.position}: {err.reason}" \
             if isinstance(err.character, int) else str(err.reason)

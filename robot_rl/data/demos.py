@@ -52,6 +52,7 @@ from typing import Any, Iterator
 import gymnasium as gym
 import numpy as np
 
+from robot_rl import jsonio
 from robot_rl.data.durable import READ_ERRORS, durable_mkdir, durable_write, durable_writer, remove_stale
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
 from robot_rl.data.transition import Step
@@ -138,7 +139,7 @@ class DemoWriter:
         manifest = {"format": FORMAT, "version": VERSION, "task": task, "source": source,
                     "created": datetime.datetime.now().isoformat(timespec="seconds"),
                     "spaces": self.spec, "env": env_config or {}}
-        durable_write(self.directory / MANIFEST, json.dumps(manifest, indent=1).encode())
+        durable_write(self.directory / MANIFEST, jsonio.dumps(manifest, indent=1).encode())
         self.next_index = 0
 
     def add(self, step: Step) -> Path | None:

@@ -30,7 +30,9 @@ def spaces_spec(obs_space: gym.spaces.Dict, action_space: gym.spaces.Box) -> dic
 def spec_mismatch(saved: dict[str, Any], expected: dict[str, Any]) -> str | None:
     """The first difference between two :func:`spaces_spec` results, in words; None if equal.
 
-    Bounds of unbounded vector entries (``inf``) are compared like any other value.
+    Bounds of unbounded vector entries (``inf``) are compared like any other value; a
+    manifest written as standard JSON holds them as ``null`` (:mod:`robot_rl.jsonio`), read
+    back as -inf (``low``) or +inf (``high``).
     """
     s_obs, e_obs = saved.get("observation", {}), expected.get("observation", {})
     for key in sorted(set(s_obs) | set(e_obs)):
@@ -54,6 +56,12 @@ def _box_diff(saved: dict[str, Any], expected: dict[str, Any]) -> str | None:
         a, b = saved.get(bound), expected.get(bound)
         if a is None or b is None:
             continue
-        if not np.allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), equal_nan=True):
+        if not np.allclose(_bound(a, bound), _bound(b, bound), equal_nan=True):
             return f"has {bound} bound {a}, the task's is {b}"
     return None
+
+
+def _bound(values: Any, bound: str) -> np.ndarray:
+    """Bounds as floats; ``null`` (how standard JSON files hold an unbounded entry) is -inf/+inf."""
+    fill = -np.inf if bound == "low" else np.inf
+    return np.asarray([fill if v is None else v for v in np.asarray(values, dtype=object).ravel()], dtype=np.float64)

@@ -42,21 +42,22 @@ reports (episodes, successes, the step latency).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import gymnasium as gym
 import numpy as np
 
+from robot_rl import jsonio
 from robot_rl.config import Config
 from robot_rl.control.commands import PostureLimits
 from robot_rl.data.rollout import Deterministic
 from robot_rl.envs.task import EpisodeTask
-from robot_rl.errors import ConfigError
+from robot_rl.errors import ConfigError, RobotRLError
 from robot_rl.nodes.camera import TopicCamera
 from robot_rl.nodes.intervention import TopicInput, topic_devices
 from robot_rl.nodes.latest import Percentiles, StopRequested
@@ -219,12 +220,40 @@ def checkpoint_policy(cfg: Config, env: gym.Env, keys: Optional[list[str]] = Non
     """
     from robot_rl.training.saved_policy import load_policy
 
-    if not cfg.ros.checkpoint:
-        raise ConfigError("ros.policy is 'checkpoint' but ros.checkpoint names no run directory")
+    checkpoint_run(cfg)
     space = env.observation_space if keys is None else gym.spaces.Dict({k: env.observation_space[k] for k in keys})
     saved = load_policy(cfg.ros.checkpoint, cfg.agent, space, env.action_space)
     log.info("policy from %s (%s run, %d updates)", saved.path, saved.kind, saved.updates)
     return Deterministic(saved.policy, keys)
+
+
+def checkpoint_run(cfg: Config) -> str:
+    """The run directory ``ros.checkpoint`` names, checked to hold a checkpoint (one line if not)."""
+    from robot_rl.training.saved_policy import find_run
+
+    if not cfg.ros.checkpoint:
+        raise ConfigError("ros.policy is 'checkpoint' but ros.checkpoint names no run directory")
+    try:
+        return str(find_run(cfg.ros.checkpoint))
+    except ConfigError:
+        raise
+    except RobotRLError as err:
+        raise ConfigError(f"ros.policy is 'checkpoint' but ros.checkpoint: {err}") from None
+
+
+def check_start(cfg: Config) -> None:
+    """What the actor node would refuse at start about files and folders, checked without
+    starting anything (``robot-rl launch --dry-run``): the checkpoint of ``ros.policy:
+    checkpoint``, the reward classifier file, and ``ros.demos_dir`` being a folder."""
+    if cfg.ros.policy == "checkpoint":
+        checkpoint_run(cfg)
+    classifier = cfg.reward.classifier_path
+    if classifier is not None and cfg.ros.reward_frames_dir is None and not Path(classifier).is_file():
+        why = "is a folder, not a classifier file" if Path(classifier).is_dir() else "does not exist"
+        raise ConfigError(f"reward.classifier_path {classifier} {why} (train one with robot-rl train-reward)")
+    demos = cfg.ros.demos_dir
+    if demos is not None and Path(demos).exists() and not Path(demos).is_dir():
+        raise ConfigError(f"ros.demos_dir {demos} is a file, not a demo directory")
 
 
 class ActorSession:
@@ -404,4 +433,4 @@ class ActorSession:
 
 
 def summary_line(summary: dict[str, Any]) -> str:
-    return json.dumps(summary, default=float)
+    return jsonio.dumps(summary, default=float)

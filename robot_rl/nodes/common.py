@@ -17,7 +17,6 @@ commands and events (targets, gripper, reset, joystick) are reliable keep-last 1
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import threading
@@ -25,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
+from robot_rl import jsonio
 from robot_rl.config import Config
 from robot_rl.errors import RobotRLError
 from robot_rl.interfaces import RobotState
@@ -172,7 +172,7 @@ class StatusPublisher:
         status = {**self.node.status(), **self.extra(), "stamp": time.time()}
         if event is not None:
             status["event"] = event
-        self.pub.publish(msgs.String(data=json.dumps(status, default=_jsonable)))
+        self.pub.publish(msgs.String(data=jsonio.dumps(status, default=_jsonable)))
 
 
 def _jsonable(value: Any) -> Any:

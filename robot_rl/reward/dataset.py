@@ -42,6 +42,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from robot_rl import jsonio
 from robot_rl.data.durable import READ_ERRORS, durable_mkdir, durable_write, durable_writer
 from robot_rl.errors import ConfigError, one_line
 
@@ -143,7 +144,7 @@ class FrameWriter:
         return {"label": [], "episode": [], "step": [], "tag": [], **{f"image_{c}": [] for c in self.cameras}}
 
     def _write_meta(self) -> None:
-        text = json.dumps(self.meta, indent=1).encode()
+        text = jsonio.dumps(self.meta, indent=1).encode()
         durable_write(self.folder / META, text)
 
     @staticmethod

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from robot_rl import jsonio
 from robot_rl.agents.encoders import ObsEncoder
 from robot_rl.config.agent import EncoderConfig
 from robot_rl.config.loader import build, to_dict
@@ -117,7 +118,7 @@ def save_classifier(path: str | Path, model: RewardClassifier, **header: Any) ->
     """Write the model and its header atomically (a crash leaves the old file intact)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    blob = {"format": FORMAT, "version": VERSION, "header": json.dumps(model.header(**header)),
+    blob = {"format": FORMAT, "version": VERSION, "header": jsonio.dumps(model.header(**header)),
             "state_dict": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}}
     with durable_writer(path) as f:  # a crash or power cut leaves the old file or the new one, whole
         torch.save(blob, f)

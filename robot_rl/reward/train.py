@@ -12,7 +12,6 @@ the verdict, and the caller decides whether to save.
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import math
 import time
@@ -24,6 +23,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from robot_rl import jsonio
 from robot_rl.agents import resolve_device
 from robot_rl.config.loader import to_dict
 from robot_rl.config.reward import RewardConfig
@@ -218,12 +218,12 @@ def save_result(path: str | Path, result: ClassifierResult, cfg: RewardConfig, *
     result.report["forced"] = bool(forced and not result.accepted)
     save_classifier(path, result.model, task=task, held_out=result.report["held_out"], accepted=result.accepted,
                     forced=result.report["forced"], target_fpr=cfg.target_fpr, data=result.report["data"]["dir"])
-    durable_write_text(report_path(path), json.dumps(result.report, indent=1))
+    durable_write_text(report_path(path), jsonio.dumps(result.report, indent=1))
 
 
 def save_rejected_report(path: str | Path, result: ClassifierResult) -> Path:
     out = rejected_report_path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     result.report["forced"] = False
-    durable_write_text(out, json.dumps(result.report, indent=1))
+    durable_write_text(out, jsonio.dumps(result.report, indent=1))
     return out

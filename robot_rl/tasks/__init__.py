@@ -95,7 +95,11 @@ def config_from_dict(data: dict[str, Any], file: str = "<config>") -> "Config":
 def load_config(path: str | Path, overrides: Iterable[str] = ()) -> "Config":
     """Load and check a session config file; ``overrides`` are ``key.sub=value`` strings."""
     path = Path(path)
-    data = _config.apply_overrides(_config.read_yaml(path), list(overrides))
+    overrides = list(overrides)
+    data = _config.apply_overrides(_config.read_yaml(path), overrides)
+    task = data.get("task")
+    name = task.get("name") if isinstance(task, dict) else None
+    _config.check_override_keys(overrides, params_class, name if isinstance(name, str) and name else task_names()[0])
     return config_from_dict(data, file=str(path))
 
 

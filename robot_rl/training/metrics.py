@@ -13,10 +13,10 @@ Scalar names (TensorBoard tags), x axis = env steps:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from robot_rl import jsonio
 from robot_rl.data.durable import durable_append
 
 _METRIC_TAGS = {
@@ -51,7 +51,7 @@ class MetricsLog:
         for key in ("success_rate", "return", "length"):
             self.scalar(f"eval/{key}", record[key], record["env_steps"])
         if self.log_dir is not None:  # an append-only log: each record is on disk before training goes on
-            durable_append(self.log_dir / "evals.jsonl", (json.dumps(record) + "\n").encode())
+            durable_append(self.log_dir / "evals.jsonl", (jsonio.dumps(record) + "\n").encode())
 
     def flush(self) -> None:
         if self.writer is not None:

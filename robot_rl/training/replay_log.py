@@ -27,6 +27,7 @@ from typing import Any, Iterator
 import gymnasium as gym
 import numpy as np
 
+from robot_rl import jsonio
 from robot_rl.data.demos import (
     FORMAT,
     MANIFEST,
@@ -68,7 +69,7 @@ class EpisodeLog:
             manifest = {"format": FORMAT, "version": VERSION, "task": task, "source": "learner replay",
                         "created": datetime.datetime.now().isoformat(timespec="seconds"),
                         "spaces": spaces_spec(obs_space, action_space), "env": env_config or {}}
-            durable_write(self.directory / MANIFEST, json.dumps(manifest, indent=1).encode())
+            durable_write(self.directory / MANIFEST, jsonio.dumps(manifest, indent=1).encode())
         remove_stale_episodes(self.directory)
         files = episode_files(self.directory)
         self.next_index = episode_index(files[-1]) + 1 if files else 0
@@ -76,7 +77,7 @@ class EpisodeLog:
     def append(self, steps: list[Step], meta: dict[str, Any]) -> Path:
         """Write one episode (its last step ends it) durably; returns the file."""
         arrays = episode_arrays(steps, self.obs_keys)
-        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        arrays["meta"] = np.frombuffer(jsonio.dumps(meta).encode(), dtype=np.uint8)
         path = self.directory / f"episode_{self.next_index:06d}.npz"
         with durable_writer(path) as f:
             np.savez(f, **arrays)

@@ -28,7 +28,7 @@ def test_rollout_reports_success_and_writes_an_image_strip(tmp_path):
 @pytest.mark.parametrize("args,env,fragment", [
     (["rollout", "--config", "configs/missing.yaml"], None, "config file not found: configs/missing.yaml"),
     (["rollout", "--config", "configs/pick_cube.yaml", "--set", "env.speed=3"], None,
-     "configs/pick_cube.yaml: unknown key 'env.speed'"),
+     "--set env.speed=3: unknown key 'env.speed'"),
     (["rollout", "--config", "configs/pick_cube.yaml", "--set", "task.name=StackBlocks"], None,
      "configs/pick_cube.yaml: 'task.name' must be one of"),
     (["rollout", "--config", "configs/pick_cube.yaml", "--episodes", "1"], {"MUJOCO_GL": "bogus"},

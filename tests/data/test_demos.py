@@ -117,3 +117,38 @@ def test_unknown_sources_are_named(point_env_fn):
 
     with pytest.raises(RobotRLError, match="unknown demo source 'joystick'"):
         make_source("joystick", point_env_fn(), Config())
+
+
+def _strict(text):
+    def refuse(name):
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_manifest_with_infinite_bounds_is_standard_json_and_round_trips(tmp_path, point_env_fn):
+    env = point_env_fn(image_size=8)
+    obs = gym.spaces.Dict({**env.observation_space.spaces,
+                           "unbounded": gym.spaces.Box(-np.inf, np.inf, (2,), np.float32)})
+    DemoWriter(tmp_path / "d", obs, env.action_space, task="PointReach", source="scripted",
+               env_config={"limit": float("inf"), "gain": float("nan")})
+    manifest = _strict((tmp_path / "d" / "manifest.json").read_text())  # raises on NaN/Infinity
+    assert manifest["env"] == {"limit": None, "gain": None}
+    assert manifest["spaces"]["observation"]["unbounded"]["low"] == [None, None]
+    # the same spaces append to it: null reads back as -inf/+inf
+    DemoWriter(tmp_path / "d", obs, env.action_space, task="PointReach", source="scripted", append=True)
+
+
+def test_manifest_written_by_older_versions_with_infinity_is_still_read(tmp_path, point_env_fn):
+    env = point_env_fn(image_size=8)
+    obs = gym.spaces.Dict({**env.observation_space.spaces,
+                           "unbounded": gym.spaces.Box(-np.inf, np.inf, (2,), np.float32)})
+    DemoWriter(tmp_path / "d", obs, env.action_space, task="PointReach", source="scripted")
+    path = tmp_path / "d" / "manifest.json"
+    old = json.loads(path.read_text())
+    old["spaces"]["observation"]["unbounded"]["low"] = [float("-inf")] * 2
+    old["spaces"]["observation"]["unbounded"]["high"] = [float("inf")] * 2
+    path.write_text(json.dumps(old))  # Python's default: -Infinity / Infinity
+    assert "Infinity" in path.read_text()
+    assert read_manifest(tmp_path / "d")["spaces"]["observation"]["unbounded"]["high"] == [float("inf")] * 2
+    DemoWriter(tmp_path / "d", obs, env.action_space, task="PointReach", source="scripted", append=True)

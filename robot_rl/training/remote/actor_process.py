@@ -52,6 +52,20 @@ def _sim_env(cfg: Config) -> gym.Env:
     return make_actor_env(cfg)
 
 
+def _why(last_error: str | None, reached: bool) -> str:
+    """A short reason from the client's last gRPC error (``CODE: details``)."""
+    text = (last_error or "").lower()
+    if "connection refused" in text:
+        return "connection refused"
+    if "dns resolution failed" in text or "name or service not known" in text:
+        return "unknown host"
+    if "deadline" in text or "timed out" in text or "timeout" in text:
+        return "timed out"
+    if last_error:
+        return last_error.splitlines()[0][:200]
+    return "flush timed out" if reached else "not connected"
+
+
 class ActorProcess:
     """One env, one policy copy, one link to the learner."""
 
@@ -133,6 +147,15 @@ class ActorProcess:
         summary = self.summary()
         summary["flushed"] = flushed
         return summary
+
+    def unsent_problem(self, summary: dict[str, Any]) -> str | None:
+        """One line saying which steps never reached the learner and why, or None when all did."""
+        if summary.get("flushed", True) and not summary["queued_steps"]:
+            return None
+        left = summary["queued_steps"]
+        reached = self.client.connects > 0
+        what = "were never acknowledged by" if reached else "never reached"
+        return f"{left} steps {what} the learner at {self.client.target} ({_why(self.client.last_error, reached)})"
 
     def _swap_weights(self) -> None:
         weights = self.client.take_weights()

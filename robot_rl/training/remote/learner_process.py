@@ -49,6 +49,7 @@ import numpy as np
 import torch
 import yaml
 
+from robot_rl import jsonio
 from robot_rl.config import Config, read_yaml, to_dict
 from robot_rl.data.demos import DemoWriter, episode_files, load_demos
 from robot_rl.data.durable import durable_write_text, remove_stale
@@ -410,7 +411,7 @@ def _prepare_run_dir(run_dir: Path, resume: bool, force: bool) -> None:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    durable_write_text(path, json.dumps(data, default=float))
+    durable_write_text(path, jsonio.dumps(data, default=float))
 
 
 def install_stop_signals(stop: Callable[[], None]) -> None:

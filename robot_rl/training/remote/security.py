@@ -122,9 +122,8 @@ class TokenInterceptor(grpc.ServerInterceptor):
 
     def _refuse(self, handler: Any, cause: str, code: grpc.StatusCode, message: str) -> Any:
         """A handler that ends the call at once, without waiting for its request body."""
-        self.refusals.count(cause, message)
-
         def abort(request_iterator: Any, context: grpc.ServicerContext) -> Any:
+            self.refusals.count(cause, message, context.peer())
             context.abort(code, message)
 
         abort.experimental_thread_pool = self._refusal_pool  # type: ignore[attr-defined]
@@ -157,7 +156,7 @@ def _admitted(handler: Any, leave: Callable[[], None], max_call_s: float, refusa
             if remaining is None or remaining > max_call_s + DEADLINE_SLACK_S:
                 message = (f"this call needs a deadline of at most {max_call_s:g} s (learning.max_call_s); "
                            "set learning.rpc_deadline_s below it")
-                refusals.count("no_deadline", message)
+                refusals.count("no_deadline", message, context.peer())
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, message)
             return handler.unary_unary(_one_request(request_iterator, context), context)
         finally:

@@ -174,6 +174,7 @@ class LearnerServer:
             self._server = None
         if self._interceptor is not None:
             self._interceptor.close()
+        self._refusals.flush()
 
     # -- training loop side ---------------------------------------------------------------
     def publish_weights(self, tensors: Mapping[str, np.ndarray], learner_updates: int = 0) -> int:
@@ -203,8 +204,8 @@ class LearnerServer:
 
     # -- handlers (called by _Service) ----------------------------------------------------
     def _refuse(self, context: grpc.ServicerContext, cause: str, code: grpc.StatusCode, message: str) -> None:
-        """Count, log once per cause, and end the call with ``code``."""
-        self._refusals.count(cause, message)
+        """Count, log (rate-limited per peer and cause: Refusals), and end the call with ``code``."""
+        self._refusals.count(cause, message, context.peer())
         context.abort(code, message)
 
     def _register(self, request: pb.RegisterRequest, context: grpc.ServicerContext) -> pb.RegisterReply:

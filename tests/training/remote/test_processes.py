@@ -247,6 +247,26 @@ def test_actor_command_reports_a_refusal_in_one_line(tmp_path):
         server.stop(0)
 
 
+def test_actor_command_fails_when_its_steps_never_reach_the_learner():
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    done = subprocess.run(
+        [sys.executable, "-m", "robot_rl.cli", "actor", "--config", CONFIG, "--learner", f"127.0.0.1:{port}",
+         "--max-episodes", "1", "--flush-timeout", "0.5", "--set", "learning.reconnect_min_s=0.05",
+         "--set", "learning.reconnect_max_s=0.2", "--set", "learning.actor_max_hz=0"],
+        capture_output=True, text=True, timeout=180, env={**os.environ, "ROBOT_RL_TOKEN": TOKEN})
+    assert done.returncode == 1, done.stderr[-2000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["flushed"] is False and summary["queued_steps"] == summary["steps"] > 0
+    lines = [ln for ln in done.stderr.splitlines() if ln.startswith("robot-rl:")]
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert f"{summary['queued_steps']} steps never reached the learner at 127.0.0.1:{port}" in lines[0], lines
+    assert "connection refused" in lines[0], lines
+
+
 # PickCube from state with a narrow randomization (a CI learning test fits in minutes only
 # with one; see MEASURED), 20 scripted demos, UTD 2. Single-process training with these
 # settings first succeeds at about 5000 env steps; the two actors share that budget.

@@ -1,5 +1,7 @@
 """Token, TLS, bad payloads, space mismatches and limits on the learning plane."""
 
+import logging
+import re
 import shutil
 import subprocess
 import threading
@@ -17,6 +19,7 @@ from robot_rl.training.remote.codec import encode_batch, encode_spaces
 from robot_rl.training.remote.errors import LearningError, SpacesMismatch
 from robot_rl.training.remote.proto import learning_pb2 as pb
 from robot_rl.training.remote.proto import learning_pb2_grpc as pb_grpc
+from robot_rl.training.remote.refusals import Refusals
 from robot_rl.training.remote.security import auth_metadata
 from robot_rl.training.remote.server import LearnerServer
 
@@ -237,3 +240,41 @@ def test_tls_with_a_self_signed_certificate(tmp_path):
         srv.stop(0)
     assert sink.steps == 10
     assert set(srv.actor_stats()) == {"tls"}
+
+
+def _refusal_lines(caplog):
+    return [r.getMessage() for r in caplog.records
+            if r.name == "robot_rl.training.remote.refusals" and r.levelno == logging.WARNING]
+
+
+def test_a_wrong_token_call_is_logged_once_with_the_peer_and_the_reason(server, caplog):
+    caplog.set_level(logging.WARNING, logger="robot_rl.training.remote.refusals")
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        stub = pb_grpc.LearnerStub(channel)
+        with pytest.raises(grpc.RpcError) as err:
+            stub.Register(pb.RegisterRequest(actor_id="a", incarnation="i"), timeout=30,
+                          metadata=(("authorization", "Bearer nope"),))
+    assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    lines = _refusal_lines(caplog)
+    assert len(lines) == 1, lines
+    assert "127.0.0.1" in lines[0] and "unauthenticated" in lines[0] and "wrong token" in lines[0], lines
+
+
+def test_a_flood_of_refusals_logs_a_bounded_number_of_lines_whose_counts_add_up(caplog):
+    caplog.set_level(logging.WARNING, logger="robot_rl.training.remote.refusals")
+    now = [0.0]
+    refusals = Refusals(log_every_s=10.0, clock=lambda: now[0])
+    for i in range(100):
+        now[0] = i * 0.5  # 50 s of refusals from one peer
+        refusals.count("unauthenticated", "wrong token", "ipv4:10.0.0.7:%d" % (40000 + i))
+    refusals.flush()
+    lines = _refusal_lines(caplog)
+    assert 2 <= len(lines) <= 7, lines  # the first, about one per 10 s, the rest at flush
+    assert all("10.0.0.7" in ln and "unauthenticated" in ln for ln in lines), lines
+    counts = [1] + [int(re.search(r"refused (\d+) more", ln).group(1)) for ln in lines[1:]]
+    assert sum(counts) == 100 == refusals.snapshot()["unauthenticated"], lines
+    # A second peer and a second cause each get their own first line.
+    refusals.count("unauthenticated", "wrong token", "ipv6:[::1]:5000")
+    refusals.count("bad_spaces", "bad spaces", "ipv4:10.0.0.7:1")
+    new = _refusal_lines(caplog)[len(lines):]
+    assert len(new) == 2 and "::1" in new[0] and "bad_spaces" in new[1], new
