@@ -53,8 +53,9 @@ def test_a_reset_pose_outside_the_box_is_refused_at_load(overrides, match):
 def test_bad_reset_values_name_the_key():
     with pytest.raises(ConfigError, match=r"'reset.speed' = 5.0 is out of range"):
         load_config(PICK, ["reset.speed=5.0"])
-    with pytest.raises(ConfigError,
-                       match=r"unknown key 'reset.forward_backward.recovry' \(did you mean 'recovery'\?\)"):
+    with pytest.raises(ConfigError, match=r"^--set reset.forward_backward.recovry=stop: unknown key "
+                                          r"'reset.forward_backward.recovry' \(did you mean "
+                                          r"'reset.forward_backward.recovery'\?\)$"):
         load_config(PICK, ["reset.forward_backward.recovry=stop"])
     with pytest.raises(ConfigError, match=r"'reset.mode' must be one of"):
         load_config(PICK, ["reset.mode=magic"])
