@@ -46,11 +46,13 @@ from typing import Any, Iterable
 
 import numpy as np
 import torch
+import yaml
 
-from robot_rl.config import to_dict
+from robot_rl.config import Config, read_yaml, to_dict
 from robot_rl.data.durable import (
     MARKER,
     durable_mkdir,
+    durable_write_text,
     durable_writer,
     incomplete_reason,
     mark_complete,
@@ -60,9 +62,11 @@ from robot_rl.data.durable import (
     staging_dir,
     swap_dir,
 )
-from robot_rl.errors import RobotRLError, one_line
+from robot_rl.errors import ConfigError, RobotRLError, one_line
 
 CHECKPOINT_DIR = "checkpoint"
+#: The config a run was started with, written first by ``robot-rl train`` and ``robot-rl learner``.
+CONFIG_FILE = "config.yaml"
 STATE_FILE = "state.npz"
 FORMAT = "robot_rl.checkpoint"
 VERSION = 1
@@ -187,6 +191,19 @@ def checkpoint_config(cfg: Any) -> dict[str, Any]:
     if isinstance(plain.get("learning"), dict):
         plain["learning"]["token"] = None
     return plain
+
+
+def write_run_config(run_dir: Path, cfg: Config) -> None:
+    """Write the config a run starts with, durably, before anything else of the run."""
+    durable_write_text(run_dir / CONFIG_FILE, yaml.safe_dump(to_dict(cfg), sort_keys=False))
+
+
+def read_run_config(run_dir: Path) -> dict[str, Any]:
+    """The config a run was started with, as a plain dict; anything else is one CheckpointError line."""
+    try:
+        return read_yaml(run_dir / CONFIG_FILE)  # a mapping, or a ConfigError
+    except ConfigError as err:  # unreadable, not UTF-8, not YAML, not a mapping, or hostile YAML: one line
+        raise CheckpointError(f"--resume: cannot read the run's config: {err}") from None
 
 
 def config_difference(saved: Any, current: Any, where: str = "", defaults: Any = None) -> str | None:

@@ -42,18 +42,17 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 import torch
-import yaml
 
-from robot_rl.config import Config, read_yaml, to_dict
+from robot_rl.config import Config, to_dict
 from robot_rl.config.agent import check_agent_env
 from robot_rl.data.demos import DemoWriter, episode_files, load_demos
-from robot_rl.data.durable import durable_write_text
 from robot_rl.data.recording import make_source, record
 from robot_rl.data.rollout import ActorLoop
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
 from robot_rl.errors import ConfigError, RobotRLError, one_line
 from robot_rl.training.checkpoint import (
     CHECKPOINT_NAMES,
+    CONFIG_FILE,
     CheckpointError,
     checkpoint_config,
     checkpoint_exists,
@@ -61,9 +60,11 @@ from robot_rl.training.checkpoint import (
     config_difference,
     global_rng_state,
     load_checkpoint,
+    read_run_config,
     recover_checkpoint,
     save_checkpoint,
     set_global_rng_state,
+    write_run_config,
 )
 from robot_rl.training.episode_log import REPLAY_DIR, TrainingLog
 from robot_rl.training.evaluation import evaluate
@@ -75,7 +76,6 @@ log = logging.getLogger(__name__)
 
 EnvFn = Callable[[Config], gym.Env]
 SourceFn = Callable[[gym.Env, Config], Any]
-CONFIG_FILE = "config.yaml"
 _RUN_FILES = (*CHECKPOINT_NAMES, REPLAY_DIR, "tb", "demos", CONFIG_FILE, "evals.jsonl")
 
 
@@ -157,7 +157,7 @@ class Trainer:
         self._saved_at: int | None = None  # env steps of the last checkpoint this process wrote
         self._rate_mark = (time.perf_counter(), 0)  # (time, env steps) of the last perf/env_steps_per_s
         if not resume:  # first, so that from here on the run can always be resumed
-            durable_write_text(self.run_dir / CONFIG_FILE, yaml.safe_dump(to_dict(cfg), sort_keys=False))
+            write_run_config(self.run_dir, cfg)
         self.replay = TrainingLog(self.run_dir, self.env.observation_space, self.env.action_space,
                                   task=cfg.task.name, env_config=to_dict(cfg.env))
         self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard)
@@ -224,7 +224,7 @@ class Trainer:
         if recover_checkpoint(self.run_dir) is not None:
             logged = self._restore_checkpoint()
         else:
-            self._check_config(self.run_dir / CONFIG_FILE, _read_saved_config(self.run_dir / CONFIG_FILE))
+            self._check_config(self.run_dir / CONFIG_FILE, read_run_config(self.run_dir))
             log.warning("%s has no checkpoint: rebuilding the run from its config, demos and replay log",
                         self.run_dir)
             self._load_demos(resume=True)
@@ -390,17 +390,6 @@ class Trainer:
         for env in (self.env, self.eval_env):
             if env is not None:
                 env.close()
-
-
-def _read_saved_config(path: Path) -> Any:
-    """The config a run was started with (its ``config.yaml``), as a plain dict."""
-    try:
-        saved = read_yaml(path)
-    except ConfigError as err:  # unreadable, not UTF-8, not YAML, or hostile YAML: one line
-        raise CheckpointError(f"--resume: cannot read the run's config: {err}") from None
-    if not isinstance(saved, dict):
-        raise CheckpointError(f"--resume: {path} holds no config")
-    return saved
 
 
 def _progress(total: int, initial: int, enabled: bool) -> Any:

@@ -32,6 +32,7 @@ from robot_rl.training.checkpoint import (
     STATE_FILE,
     CheckpointError,
     load_checkpoint,
+    read_run_config,
     read_tree,
     save_checkpoint,
     write_tree,
@@ -260,3 +261,17 @@ def test_a_missing_run_or_a_run_without_checkpoint_is_one_line(tmp_path, point_e
                                               "robot-rl learner run holds checkpoint/state.npz"):
         _load(tmp_path / "empty", cfg, env)
     env.close()
+
+
+@pytest.mark.parametrize("text, words", [
+    ("- a\n- list\n", "the top level must be a mapping"),
+    ("train: [unclosed\n", "cannot read the run's config"),
+    (b"\xff\xfe", "cannot read the run's config"),
+])
+def test_a_run_config_that_is_no_config_is_one_line_for_both_commands(tmp_path, text, words):
+    """The trainer and the learner process read config.yaml back through the same reader."""
+    path = tmp_path / "config.yaml"
+    path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
+    with pytest.raises(CheckpointError, match=words) as err:
+        read_run_config(tmp_path)
+    assert str(err.value).startswith("--resume: ") and "\n" not in str(err.value)

@@ -126,17 +126,6 @@ def test_a_backward_policy_that_keeps_failing_gets_a_scripted_reset_after_max_in
     fb.close()
 
 
-@pytest.fixture
-def one_torch_thread():
-    """Two threads on two busy shared cores make each update ~50x slower."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def test_practice_feeds_each_learner_its_own_direction(monkeypatch, one_torch_thread):
     from robot_rl.training.learner import Learner
 

@@ -47,25 +47,28 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 import torch
-import yaml
 
 from robot_rl import jsonio
-from robot_rl.config import Config, read_yaml, to_dict
+from robot_rl.config import Config, to_dict
 from robot_rl.data.demos import DemoWriter, episode_files, load_demos
 from robot_rl.data.durable import durable_write_text, remove_stale
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
-from robot_rl.errors import ConfigError, RobotRLError, one_line
+from robot_rl.errors import RobotRLError, one_line
 from robot_rl.training.checkpoint import (
     CHECKPOINT_NAMES,
+    CONFIG_FILE,
     CheckpointError,
     checkpoint_config,
     checkpoint_file,
     claim_run_dir,
     config_difference,
     load_checkpoint,
+    read_run_config,
     recover_checkpoint,
     save_checkpoint,
+    write_run_config,
 )
+from robot_rl.training.episode_log import REPLAY_DIR
 from robot_rl.training.learner import Learner
 from robot_rl.training.remote.assembler import Episode, EpisodeAssembler
 from robot_rl.training.remote.server import LearnerServer
@@ -75,7 +78,7 @@ from robot_rl.training.replay_log import EpisodeLog
 log = logging.getLogger(__name__)
 
 EnvFn = Callable[[Config], gym.Env]
-RUN_FILES = ("learner", *CHECKPOINT_NAMES, "replay", "demos", "config.yaml", "tb", "evals.jsonl")
+RUN_FILES = ("learner", *CHECKPOINT_NAMES, REPLAY_DIR, "demos", CONFIG_FILE, "tb", "evals.jsonl")
 
 
 def sim_env(cfg: Config) -> gym.Env:
@@ -120,7 +123,7 @@ class LearnerProcess:
             env.close()
         self.spec = spaces_spec(self.obs_space, self.action_space)
         self.learner = Learner(cfg.agent, tc, self.obs_space, self.action_space, seed=cfg.seed)
-        self.replay = EpisodeLog(self.run_dir / "replay", self.obs_space, self.action_space,
+        self.replay = EpisodeLog(self.run_dir / REPLAY_DIR, self.obs_space, self.action_space,
                                  task=cfg.task.name, env_config=to_dict(cfg.env))
         # Memory per actor is bounded: an unfinished episode longer than this is refused.
         self.assembler = EpisodeAssembler(self.replay, max_open_steps=lc.episode_cap(cfg.env.max_episode_steps))
@@ -137,7 +140,7 @@ class LearnerProcess:
                 remove_stale(self.state_dir)  # a checkpoint or state file a crash left half-written
         else:
             self.state_dir.mkdir(parents=True, exist_ok=True)
-            durable_write_text(self.run_dir / "config.yaml", yaml.safe_dump(to_dict(cfg), sort_keys=False))
+            write_run_config(self.run_dir, cfg)
         self._load_demos(resume)
         if resume:
             self._restore()
@@ -150,12 +153,8 @@ class LearnerProcess:
     # --- setup -----------------------------------------------------------------------
 
     def _check_resume(self) -> None:
-        saved_path = self.run_dir / "config.yaml"
-        if saved_path.is_file():
-            try:
-                saved = read_yaml(saved_path)
-            except ConfigError as err:
-                raise RobotRLError(f"--resume: cannot read the run's config: {err}") from None
+        if (self.run_dir / CONFIG_FILE).is_file():
+            saved = read_run_config(self.run_dir)
             current = to_dict(self.cfg)
             saved.pop("learning", None)
             current.pop("learning", None)  # address, token, limits may change between starts
@@ -404,7 +403,7 @@ class LearnerProcess:
 
 def _prepare_run_dir(run_dir: Path, resume: bool, force: bool) -> None:
     if resume:
-        if not (run_dir / "replay").is_dir() and not (run_dir / "learner").is_dir():
+        if not (run_dir / REPLAY_DIR).is_dir() and not (run_dir / "learner").is_dir():
             raise RobotRLError(f"--resume: {run_dir} holds no learner run")
         return
     claim_run_dir(run_dir, RUN_FILES, force)
