@@ -25,15 +25,13 @@ from typing import Any, Literal
 import gymnasium as gym
 
 from robot_rl.config import Config
+from robot_rl.config.input import HELD_DEVICES
 from robot_rl.envs.robot_env import EnvParts, RobotEnv
 from robot_rl.envs.wrappers import wrap_env
 from robot_rl.errors import ConfigError
 from robot_rl.interfaces import InputDevice
 from robot_rl.paths import resolve_config
 from robot_rl.tasks import all_tasks, get_task, load_config, make_task
-
-#: Devices whose input the node graph carries over the /spacenav topics.
-TOPIC_DEVICES = ("spacemouse", "keyboard")
 
 EnvRole = Literal["train", "demos", "eval"]
 
@@ -96,7 +94,7 @@ def person_device(cfg: Config, env: gym.Env, *, over_topic: InputDevice | None =
     devices: list[InputDevice] = []
     if over_topic is not None:
         devices.append(over_topic)
-        names = [n for n in names if n not in TOPIC_DEVICES]
+        names = [n for n in names if n not in HELD_DEVICES]
     if names:
         from robot_rl_drivers.input import INPUT_DEVICES, make_input_device
 

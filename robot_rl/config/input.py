@@ -34,6 +34,9 @@ INPUT_ACTIONS = ("intervene", "gripper_toggle", "close_gripper", "open_gripper",
                  "success", "failure", "pause", "stop")
 #: Names a device may take in ``intervention.device`` (several joined by ``+``).
 DEVICE_NAMES = ("none", "spacemouse", "keyboard", "simulated")
+#: The devices a person holds: in the node graph the intervention node reads them and
+#: the actor gets their input over the /spacenav topics.
+HELD_DEVICES = ("spacemouse", "keyboard")
 OPERATOR_AXES = ("x", "y", "z")
 
 #: Keys named by word (pynput's ``Key`` names); any single printable character also works.

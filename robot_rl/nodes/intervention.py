@@ -49,7 +49,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from robot_rl.config.input import INPUT_ACTIONS, InterventionConfig
+from robot_rl.config.input import HELD_DEVICES, INPUT_ACTIONS, InterventionConfig
 from robot_rl.interfaces import InputCommand, InputDevice
 from robot_rl.nodes.latest import Latest
 
@@ -73,7 +73,7 @@ def spacenav_to_operator(twist: np.ndarray) -> np.ndarray:
 
 def topic_devices(cfg: InterventionConfig) -> list[str]:
     """The devices of ``intervention.device`` whose input comes over /spacenav topics."""
-    return [d for d in cfg.device.split("+") if d in ("spacemouse", "keyboard")]
+    return [d for d in cfg.device.split("+") if d in HELD_DEVICES]
 
 
 # --- publisher side: robot_rl's intervention node ---------------------------------------
