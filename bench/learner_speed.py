@@ -2,7 +2,8 @@
 
 Each figure times ``Learner.update()``, the whole training step: sample a batch (half
 demo, half online) from replay, move it to the device, one critic update (plus the actor
-and temperature update, every update here: critic_actor_ratio 1).
+and temperature update, every update here: critic_actor_ratio 1). Batch 256 and 2
+critics unless told otherwise; on a GPU the clock stops after ``torch.cuda.synchronize``.
 
 * ``state``: PickCube-sized state (26 floats), 4-D action, 2 LayerNorm critics, MLP 256x256;
   ``state_10_critics``: the same with RLPD's 10 critics (random pair for the target);
@@ -10,14 +11,23 @@ and temperature update, every update here: critic_actor_ratio 1).
 * ``resnet10_cached``: a frozen ResNet-10-style backbone whose features were computed
   when frames entered replay (the default for a frozen backbone);
   ``resnet10_per_batch``: the same backbone run on every sampled image (obs and next obs);
+* the execution options, each alone and all together, on ``state`` and ``pixels_small``
+  (the figures above run with all of them off): ``*_prefetch`` (``train.prefetch: on``:
+  batches gathered into pinned memory and copied on background threads),
+  ``*_bf16`` (``train.precision: bf16``), ``*_compile`` (``train.compile: true``; its
+  compile time is ``compile_s_*``, not counted in the rate), ``*_all``;
 * ``backbone_images_per_s``: the frozen backbone's forward throughput alone;
 * replay bytes per transition for two 128x128 cameras (images stored once): for
   episodes that end in success, and for 100- and 50-step episodes that all time out
   (each stores one final frame); and with cached ResNet features instead of images.
 
-Random weights and synthetic data: speed does not depend on them. Usage::
+Env steps per second of the pixel env with MuJoCo rendering are ``bench/sim_speed.py``'s
+(``MUJOCO_GL=egl`` on a GPU machine). Random weights and synthetic data: speed does not
+depend on them. ``--device cuda`` without a GPU, or ``bf16`` on a GPU without it, is a
+one-line error. Usage::
 
-    python bench/learner_speed.py [--batch 256] [--updates 30] [--device auto] [--threads 1]
+    python bench/learner_speed.py [--batch 256] [--updates 50] [--image-updates 5] [--device auto]
+                                  [--threads 0] [--skip-per-batch] [--skip-options] [--skip-compile]
 
 Ends with one JSON line of the figures.
 """
@@ -26,15 +36,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 import gymnasium as gym
 import numpy as np
 import torch
 
+from robot_rl.agents.execution import check_precision, execution_device
 from robot_rl.config.agent import AgentConfig, EncoderConfig, TrainConfig
 from robot_rl.data.transition import Step
+from robot_rl.errors import ConfigError
 from robot_rl.training.learner import Learner
+
+#: The execution options timed on top of the plain figures: name -> TrainConfig fields.
+OPTIONS = {"prefetch": {"prefetch": "on"}, "bf16": {"precision": "bf16"}, "compile": {"compile": True},
+           "all": {"prefetch": "on", "precision": "bf16", "compile": True}}
+PLAIN = {"prefetch": "off", "precision": "float32", "compile": False}
 
 STATE_DIM, ACTION_DIM, EPISODE = 26, 4, 50
 
@@ -58,33 +76,45 @@ def fill(learner: Learner, space: gym.spaces.Dict, transitions: int, rng: np.ran
                             intervened=(t // EPISODE) % 2 == 0))
 
 
-def time_updates(learner: Learner, updates: int, warmup: int = 2, max_seconds: float = 120.0) -> float:
-    for _ in range(warmup):
-        learner.update()
+def sync(learner: Learner) -> None:
     if learner.agent.device.type == "cuda":
         torch.cuda.synchronize()
+
+
+def time_updates(learner: Learner, updates: int, warmup: int = 2, max_seconds: float = 120.0) -> tuple[float, float]:
+    """(updates/s after ``warmup`` updates, seconds the warm-up took: compilation, for a compiled learner)."""
+    t0 = time.perf_counter()
+    for _ in range(warmup):
+        learner.update()
+    sync(learner)
+    warmup_s = time.perf_counter() - t0
     start, done = time.perf_counter(), 0
     while done < updates and (done < 3 or time.perf_counter() - start < max_seconds):
         learner.update()
         done += 1
-    if learner.agent.device.type == "cuda":
-        torch.cuda.synchronize()
-    return done / (time.perf_counter() - start)
+    learner.window_metrics()  # what logging reads, once per window
+    sync(learner)
+    return done / (time.perf_counter() - start), warmup_s
 
 
-def case(name: str, agent_cfg: AgentConfig, cameras: int, args: argparse.Namespace,
-         updates: int) -> tuple[float, Learner]:
+def case(name: str, agent_cfg: AgentConfig, cameras: int, args: argparse.Namespace, updates: int,
+         figures: dict[str, float | str | int], **execution: object) -> Learner:
     space = obs_space(cameras)
     train_cfg = TrainConfig(batch_size=args.batch, replay_capacity=4 * EPISODE * 10, demo_capacity=4 * EPISODE * 10,
-                            device=args.device)
+                            device=args.device, **{**PLAIN, **execution})  # type: ignore[arg-type]
     learner = Learner(agent_cfg, train_cfg, space, gym.spaces.Box(-1, 1, (ACTION_DIM,), np.float32), seed=0)
     t0 = time.perf_counter()
     fill(learner, space, transitions=4 * EPISODE, rng=np.random.default_rng(0))
     fill_s = time.perf_counter() - t0
-    rate = time_updates(learner, updates)
-    print(f"{name:>22}: {rate:8.2f} updates/s  (batch {args.batch}; filling 200 transitions took {fill_s:.1f} s)",
-          flush=True)
-    return rate, learner
+    rate, warmup_s = time_updates(learner, updates)
+    learner.close()
+    figures[name] = rate
+    note = f"; compiling took {warmup_s:.1f} s" if train_cfg.compile else ""
+    print(f"{name:>26}: {rate:8.2f} updates/s  (batch {args.batch}; filling 200 transitions took {fill_s:.1f} s"
+          f"{note})", flush=True)
+    if train_cfg.compile:
+        figures[f"compile_s_{name}"] = round(warmup_s, 1)
+    return learner
 
 
 def backbone_images_per_s(device: torch.device, images: int = 64) -> float:
@@ -110,37 +140,49 @@ def main() -> None:
     parser.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"])
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: PyTorch default)")
     parser.add_argument("--skip-per-batch", action="store_true", help="skip the slow per-batch ResNet case")
+    parser.add_argument("--skip-options", action="store_true", help="skip the prefetch/bf16/compile figures")
+    parser.add_argument("--skip-compile", action="store_true", help="skip the compiled cases (compiling is slow)")
     args = parser.parse_args()
+    try:
+        device = execution_device(args.device, key="--device")
+        if not args.skip_options:
+            check_precision("bf16", device, key="the bf16 figures (--skip-options to leave them out)")
+    except ConfigError as err:
+        sys.exit(f"error: {err}")
+    args.device = device.type
     if args.threads:
         torch.set_num_threads(args.threads)
-    if args.device == "auto":
-        args.device = "cuda" if torch.cuda.is_available() else "cpu"
-    device = torch.device(args.device)
-    name = torch.cuda.get_device_name(0) if device.type == "cuda" else f"cpu x{torch.get_num_threads()} threads"
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu x{torch.get_num_threads()} threads"
     print(f"device: {name}, torch {torch.__version__}")
-    figures: dict[str, float | str | int] = {"device": name, "batch": args.batch}
+    figures: dict[str, float | str | int] = {"bench": "learner_speed", "device": name, "batch": args.batch}
 
-    figures["state"], _ = case("state", AgentConfig(), 0, args, args.updates)
-    figures["state_10_critics"], _ = case("state, 10 critics", AgentConfig(num_critics=10), 0, args, args.updates)
     small = AgentConfig(encoder=EncoderConfig(kind="small"))
-    figures["pixels_small"], learner = case("2x128px small encoder", small, 2, args, args.image_updates)
+    case("state", AgentConfig(), 0, args, args.updates, figures)
+    case("state_10_critics", AgentConfig(num_critics=10), 0, args, args.updates, figures)
+    learner = case("pixels_small", small, 2, args, args.image_updates, figures)
     replay = learner.online
     figures["bytes_per_transition_2x128"] = round(replay.bytes_per_slot())  # episodes that end in success
     figures["bytes_per_transition_2x128_timeout_50"] = round(replay.bytes_per_transition(episode_length=50))
     figures["bytes_per_transition_2x128_timeout_100"] = round(replay.bytes_per_transition(episode_length=100))
     cached = AgentConfig(encoder=EncoderConfig(kind="resnet10", cache_features=True))
-    figures["resnet10_cached"], learner = case("2x128px ResNet-10 cached", cached, 2, args, args.image_updates)
+    learner = case("resnet10_cached", cached, 2, args, args.image_updates, figures)
     figures["bytes_per_transition_resnet10_cached"] = round(learner.online.bytes_per_slot())
     if not args.skip_per_batch:
         per_batch = AgentConfig(encoder=EncoderConfig(kind="resnet10", cache_features=False))
-        figures["resnet10_per_batch"], _ = case("2x128px ResNet-10 per batch", per_batch, 2, args,
-                                                max(1, args.image_updates // 2))
+        case("resnet10_per_batch", per_batch, 2, args, max(1, args.image_updates // 2), figures)
+    if not args.skip_options:
+        for option, execution in OPTIONS.items():
+            if args.skip_compile and execution.get("compile"):
+                continue
+            case(f"state_{option}", AgentConfig(), 0, args, args.updates, figures, **execution)
+            case(f"pixels_small_{option}", small, 2, args, args.image_updates, figures, **execution)
     figures["backbone_images_per_s"] = round(backbone_images_per_s(device), 1)
     print(f"frozen ResNet-10 forward: {figures['backbone_images_per_s']} images/s (128x128)")
     print(f"replay, two 128x128 cameras: {figures['bytes_per_transition_2x128']} bytes per transition when episodes "
           f"end in success (no final frame), {figures['bytes_per_transition_2x128_timeout_100']} when every 100-step "
           f"episode times out, {figures['bytes_per_transition_2x128_timeout_50']} for 50-step time-outs; "
           f"{figures['bytes_per_transition_resnet10_cached']} with cached ResNet-10 features instead of images")
+    print("env steps/s of the pixel env with MuJoCo rendering: bench/sim_speed.py")
     print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in figures.items()}))
 
 

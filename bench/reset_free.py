@@ -12,7 +12,9 @@ the scene is no valid start, and each is counted.
 
 Prints per task the success rate of each direction in ``--windows`` equal slices of
 practice time (rising is the point), the reset counts and the controller statistics
-of all resets, then one JSON line with all figures.
+of all resets, then one JSON line with all figures. Draws
+``<out>/reset_free_<task>.png``: each direction's practice success (the mean over its
+last ``--curve-window`` episodes) against that direction's env steps.
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ import argparse
 import json
 import logging
 import time
+from collections import deque
+from pathlib import Path
 
 import torch
 
+from robot_rl.errors import RobotRLError
 from robot_rl.paths import resolve_config
 from robot_rl.reset.backward import make_backward_expert
 from robot_rl.tasks import TaskSpec, all_tasks, load_config
+from robot_rl.training.curves import plot_success
 from robot_rl.training.learner import Learner
 from robot_rl.training.reset_free import BACKWARD, FORWARD, ForwardBackward, collect_demos, practice
 
@@ -59,8 +65,12 @@ def run_task(spec: TaskSpec, args: argparse.Namespace) -> dict:
         learners[direction].add_demos(demos[direction])
 
     last_print = [time.perf_counter()]
+    recent = {d: deque(maxlen=args.curve_window) for d in (FORWARD, BACKWARD)}
+    curves: dict[str, list[tuple[int, float]]] = {FORWARD: [], BACKWARD: []}
 
     def on_episode(direction: str, step, fb_: ForwardBackward) -> None:
+        recent[direction].append(float(step.success))
+        curves[direction].append((learners[direction].env_steps, sum(recent[direction]) / len(recent[direction])))
         if time.perf_counter() - last_print[0] > 30:
             last_print[0] = time.perf_counter()
             r = fb_.report
@@ -87,6 +97,14 @@ def run_task(spec: TaskSpec, args: argparse.Namespace) -> dict:
         "reset_error_clipped_cycles": r.reset_totals.error_clipped_cycles,
     }
     fb.close()
+    try:
+        png = plot_success(Path(args.out) / f"reset_free_{spec.config}.png", {d: [curves[d]] for d in curves},
+                           title=f"{spec.config}: reset-free practice", xlabel="env steps of that direction",
+                           ylabel=f"practice success (last {args.curve_window} episodes)")
+        figures["png"] = str(png)
+    except RobotRLError as err:  # no episode finished: nothing to draw
+        print(f"  no success curve: {err}", flush=True)
+        figures["png"] = None
     return figures
 
 
@@ -100,6 +118,8 @@ def main() -> None:
     parser.add_argument("--windows", type=int, default=3, help="slices of practice time for the success rates")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
+    parser.add_argument("--out", default="runs/bench_reset_free", help="folder for the success curves")
+    parser.add_argument("--curve-window", type=int, default=20, help="episodes averaged per point of the curve")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     tasks = list(specs) if args.task == "all" else [args.task]

@@ -1,17 +1,21 @@
 """Sample efficiency: env steps until deterministic eval success reaches 95%, over 3 seeds.
 
 For each task and demo count, trains from scratch with ``robot-rl train``'s trainer and
-each task config's own defaults (``configs/<task>.yaml``), evaluating every
+each task config's own defaults (``configs/<task>.yaml``; with ``--pixels``,
+``configs/<task>_pixels.yaml`` where it exists: images and proprioception only), evaluating every
 ``--eval-every`` env steps on ``--eval-episodes`` seeded initial states, and stops a
 seed as soon as an evaluation reaches ``--target``. A seed that never gets there within
 ``--budget`` env steps counts as "not reached" (and as more than the budget in the median).
 
     python bench/sample_efficiency.py                       # every registered task; 20 and 0 demos
     python bench/sample_efficiency.py --tasks pick_cube --demos 20   # tasks by config name
-    python bench/sample_efficiency.py --pixels --device auto  # the vision variant (meant for a GPU)
+    python bench/sample_efficiency.py --pixels --tasks pick_cube peg_insert  # from the robot's view
+    python bench/sample_efficiency.py --pixels --tasks pick_cube --classifier runs/bench_hil/reward.pt \
+        --classifier-set 'reward.image_size=[32,32]'                        # ... with the learned reward
 
 Ends with one JSON line: per task and demo count, the steps of each seed, the median
-and the spread (min, max), and the wall time.
+and the spread (min, max), and the wall time. Draws ``<out>/<task>_<state|pixels>_success.png``
+per task: eval success against env steps, per demo count the median and range over seeds.
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from robot_rl.paths import resolve_config
+from robot_rl.errors import RobotRLError
+from robot_rl.paths import config_names, resolve_config
 from robot_rl.tasks import all_tasks, load_config
+from robot_rl.training.curves import plot_success, runs_of
 from robot_rl.training.trainer import train
 
 
@@ -36,17 +42,22 @@ def run_one(task: str, demos: int, seed: int, args: argparse.Namespace) -> dict:
         f"train.run_dir={Path(args.out) / f'{task}_{demos}demos_seed{seed}'}", f"train.device={args.device}",
         f"train.progress={'true' if args.progress else 'false'}",
     ]
-    if args.pixels:
+    config = task
+    if args.pixels:  # the task's robot's-view config (<task>_pixels.yaml) where there is one
+        config = f"{task}_pixels" if f"{task}_pixels" in config_names() else task
         overrides += ["env.obs_mode=pixels"]
         if args.encoder:
             overrides += [f"agent.encoder.kind={args.encoder}"]
-    cfg = load_config(resolve_config(task), overrides + list(args.overrides))
+    if args.classifier:  # the learned-reward variant: success (and the episode's end) is the classifier's
+        overrides += [f"reward.classifier_path={args.classifier}", *args.classifier_set]
+    cfg = load_config(resolve_config(config), overrides + list(args.overrides))
     start = time.perf_counter()
     result = train(cfg, force=True)
     reached = result.first_step_reaching(args.target)
     best = max((e["success_rate"] for e in result.evals), default=0.0)
     record = {"task": cfg.task.name, "demos": demos, "seed": seed, "steps": reached, "best_success": best,
-              "env_steps_run": result.env_steps, "wall_s": round(time.perf_counter() - start, 1)}
+              "env_steps_run": result.env_steps, "wall_s": round(time.perf_counter() - start, 1),
+              "curve": runs_of(result.evals)}
     outcome = (f"reached {args.target:.0%} at {reached} env steps" if reached is not None
                else f"did not reach {args.target:.0%} in {result.env_steps} env steps")
     print(f"{cfg.task.name:>10} demos={demos:<3} seed={seed}: {outcome} (best eval {best:.0%}, "
@@ -79,6 +90,11 @@ def main() -> None:
     parser.add_argument("--eval-episodes", type=int, default=20)
     parser.add_argument("--pixels", action="store_true", help="learn from camera images (obs_mode pixels)")
     parser.add_argument("--encoder", choices=["small", "resnet10"], help="image encoder (default: the config's)")
+    parser.add_argument("--classifier", metavar="PATH",
+                        help="reward from this classifier (bench/hil_sim.py or robot-rl train-reward writes one); "
+                             "evaluation is still scored by ground truth")
+    parser.add_argument("--classifier-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="reward.* settings the classifier was trained with (e.g. reward.image_size=[32,32])")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
     parser.add_argument("--out", default="runs/bench_sample_efficiency")
     parser.add_argument("--progress", action="store_true", help="show each run's progress bar")
@@ -87,14 +103,28 @@ def main() -> None:
     args = parser.parse_args()
 
     results = {}
+    view = ("pixels" if args.pixels else "state") + ("_learned_reward" if args.classifier else "")
     for task in args.tasks:
+        curves, names = {}, []
         for demos in args.demos:
             records = [run_one(task, demos, seed, args) for seed in args.seeds]
             summary = summarize(records, args.budget)
-            name = f"{records[0]['task']}_{'pixels' if args.pixels else 'state'}_{demos}demos"
+            name = f"{records[0]['task']}_{view}_{demos}demos"
             results[name] = summary
+            names.append(name)
+            curves[f"{demos} demos"] = [r["curve"] for r in records]
             print(f"{name}: median {summary['median']} env steps to {args.target:.0%} "
                   f"(min {summary['min']}, max {summary['max']}, reached {summary['reached']})", flush=True)
+        png: Path | None = Path(args.out) / f"{task}_{view}_success.png"
+        try:
+            plot_success(png, curves, title=f"{task}: eval success ({args.eval_episodes} episodes)",
+                         target=args.target)
+            print(f"success curve: {png}", flush=True)
+        except RobotRLError as err:  # no evaluation ran (--eval-every above --budget)
+            print(f"no success curve: {err}", flush=True)
+            png = None
+        for name in names:
+            results[name]["png"] = None if png is None else str(png)
     print(json.dumps({"target": args.target, "eval_episodes": args.eval_episodes, "results": results}))
 
 

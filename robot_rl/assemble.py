@@ -41,8 +41,9 @@ def sim_parts(cfg: Config, render: bool = False) -> EnvParts:
     from robot_rl.sim import build_world
 
     cams = list(cfg.env.cameras) if cfg.env.obs_mode != "state" else []
-    if render and "front" in cfg.cameras and "front" not in cams:
-        cams.append("front")
+    if render:  # a video shows the env's cameras (and the front one) side by side, even in state mode
+        shown = [n for n in ("front", *cfg.env.cameras) if n in cfg.cameras]
+        cams += [n for n in dict.fromkeys(shown) if n not in cams]
     world = build_world(make_task(cfg), cams)
     return EnvParts(world.robot, dict(world.cameras), world, world.task)
 
@@ -107,7 +108,8 @@ def person_device(cfg: Config, env: gym.Env, *, over_topic: InputDevice | None =
 
 
 def make_actor_env(cfg: Config, role: EnvRole = "train", *, parts: EnvParts | None = None,
-                   human: bool = True, over_topic: InputDevice | None = None, **device_context: Any) -> gym.Env:
+                   human: bool = True, over_topic: InputDevice | None = None, render_mode: str | None = None,
+                   **device_context: Any) -> gym.Env:
     """The env an actor practises in, in the one order every actor uses.
 
     ``make_env``, then the reward classifier (``reward.classifier_path``; not for
@@ -115,9 +117,11 @@ def make_actor_env(cfg: Config, role: EnvRole = "train", *, parts: EnvParts | No
     (``env.policy_keys``), then, for ``train`` with ``human``, the person
     (:func:`person_device`), outermost so a person's labels overrule the classifier.
     ``demos`` is the same without the person: scripted demonstrations are rewarded as
-    practice is.
+    practice is. With ``viz.rerun`` on, ``train`` envs get the live view
+    (:class:`~robot_rl.envs.live_view.LiveView`) around all of it, so it shows what the
+    learner gets: the executed action, the final reward, intervention and success.
     """
-    env = make_env(cfg, parts=parts)
+    env = make_env(cfg, parts=parts, render_mode=render_mode)
     if role != "eval":
         from robot_rl.reward.wrapper import wrap_reward  # torch: imported only when needed
 
@@ -125,6 +129,10 @@ def make_actor_env(cfg: Config, role: EnvRole = "train", *, parts: EnvParts | No
     env = policy_view(env, cfg)
     if role == "train" and human:
         env = with_person(env, cfg, over_topic=over_topic, **device_context)
+    if role == "train" and cfg.viz.rerun != "off":
+        from robot_rl.envs.live_view import with_live_view  # rerun: imported only when it is on
+
+        env = with_live_view(env, cfg.viz, run_dir=cfg.train.run_dir, name=cfg.task.name)
     return env
 
 

@@ -10,9 +10,12 @@ Two image paths (``agent.encoder.kind``):
 
 * ``small``: a conv net per camera trained from scratch (by the critic loss, DrQ style),
   flattened into a ``Linear -> LayerNorm -> tanh`` head.
-* ``resnet10``: one ResNet-10-style backbone shared by all cameras, frozen, with weights
-  from a local file (torchvision ResNet key names, see :func:`load_backbone_weights`),
-  and a trainable spatial-learned-embedding head per camera (as in HIL-SERL).
+* ``resnet10``: one ResNet-10 backbone shared by all cameras, frozen, with weights from a
+  local file (see :func:`load_backbone_weights` and :mod:`robot_rl.agents.pretrained`),
+  and a trainable spatial-learned-embedding head per camera (as in HIL-SERL). Two
+  variants (``agent.encoder.resnet_variant``): ``torchvision`` (BatchNorm) and
+  ``hil_serl`` (GroupNorm and JAX ``SAME`` padding: the network LeRobot's HIL-SERL port
+  loads as ``helper2424/resnet10``, whose weights only reproduce their features there).
 
 The frozen backbone is the expensive part (about 100-140 images/s on a 2-core CPU), so
 its output is computed once per frame: either when the frame enters replay
@@ -23,15 +26,16 @@ Either way, the actor and the critics share one encoding of each batch.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Mapping
 
 import gymnasium as gym
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from robot_rl.agents.augment import random_shift
+from robot_rl.agents.pretrained import VARIANTS, backbone_spec, read_backbone_weights
 from robot_rl.config.agent import EncoderConfig
 from robot_rl.errors import ConfigError
 
@@ -73,18 +77,61 @@ class SmallConvBackbone(nn.Module):
         return self.net(x - 0.5)
 
 
+def same_padding(size: int, kernel: int, stride: int) -> tuple[int, int]:
+    """JAX/TensorFlow ``SAME`` padding of one axis: (before, after), the odd pixel after."""
+    total = max(0, (-(-size // stride) - 1) * stride + kernel - size)  # integer ceil: traceable by torch.compile
+    return total // 2, total - total // 2
+
+
+class SameConv2d(nn.Conv2d):
+    """A bias-free conv padded like JAX's ``padding="SAME"``.
+
+    HIL-SERL's ResNet-10 was trained in JAX; with a stride of 2 on an even size ``SAME``
+    pads only the bottom/right, one pixel off from PyTorch's symmetric ``padding=1``.
+    Its weights give their features only with the alignment they were trained with.
+    """
+
+    def __init__(self, in_ch: int, out_ch: int, kernel: int, stride: int = 1) -> None:
+        super().__init__(in_ch, out_ch, kernel, stride=stride, padding=0, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        top, bottom = same_padding(x.shape[-2], self.kernel_size[0], self.stride[0])
+        left, right = same_padding(x.shape[-1], self.kernel_size[1], self.stride[1])
+        return super().forward(F.pad(x, (left, right, top, bottom)))
+
+
+class SameMaxPool2d(nn.Module):
+    """3x3/2 max-pool with JAX ``SAME`` padding (padded cells never win: they are -inf)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        top, bottom = same_padding(x.shape[-2], 3, 2)
+        left, right = same_padding(x.shape[-1], 3, 2)
+        return F.max_pool2d(F.pad(x, (left, right, top, bottom), value=float("-inf")), 3, 2)
+
+
+def _norm(variant: str, channels: int) -> nn.Module:
+    return nn.BatchNorm2d(channels) if variant == "torchvision" else nn.GroupNorm(4, channels, eps=1e-5)
+
+
+def _conv(variant: str, in_ch: int, out_ch: int, kernel: int, stride: int) -> nn.Conv2d:
+    if variant == "torchvision":
+        return nn.Conv2d(in_ch, out_ch, kernel, stride=stride, padding=kernel // 2, bias=False)
+    return SameConv2d(in_ch, out_ch, kernel, stride)
+
+
 class BasicBlock(nn.Module):
-    def __init__(self, in_ch: int, out_ch: int, stride: int) -> None:
+    """Two 3x3 convs and a residual; ``bn*`` are GroupNorm in the ``hil_serl`` variant."""
+
+    def __init__(self, in_ch: int, out_ch: int, stride: int, variant: str = "torchvision") -> None:
         super().__init__()
-        self.conv1 = nn.Conv2d(in_ch, out_ch, 3, stride=stride, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm2d(out_ch)
-        self.conv2 = nn.Conv2d(out_ch, out_ch, 3, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(out_ch)
+        self.conv1 = _conv(variant, in_ch, out_ch, 3, stride)
+        self.bn1 = _norm(variant, out_ch)
+        self.conv2 = _conv(variant, out_ch, out_ch, 3, 1)
+        self.bn2 = _norm(variant, out_ch)
         self.relu = nn.ReLU(inplace=True)
         self.downsample = None
         if stride != 1 or in_ch != out_ch:
-            self.downsample = nn.Sequential(nn.Conv2d(in_ch, out_ch, 1, stride=stride, bias=False),
-                                            nn.BatchNorm2d(out_ch))
+            self.downsample = nn.Sequential(_conv(variant, in_ch, out_ch, 1, stride), _norm(variant, out_ch))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         identity = x if self.downsample is None else self.downsample(x)
@@ -96,20 +143,32 @@ class BasicBlock(nn.Module):
 class ResNet10(nn.Module):
     """ResNet with one BasicBlock per stage (64-128-256-512): a 128x128 image -> 512x4x4.
 
-    Parameter names follow torchvision's ResNet (``conv1``, ``bn1``, ``layerN.0.*``), so
-    a ResNet-10 checkpoint saved in that layout loads directly.
+    Parameter names follow torchvision's ResNet (``conv1``, ``bn1``, ``layerN.0.*``) in
+    both variants; :mod:`robot_rl.agents.pretrained` maps other layouts onto them.
+
+    * ``torchvision``: BatchNorm, symmetric padding (torchvision's and transformers' ResNet).
+    * ``hil_serl``: GroupNorm (4 groups) and JAX ``SAME`` padding in the blocks and the
+      max-pool, the stem conv padded symmetrically by 3, as in ``helper2424/resnet10``.
+
+    Images arrive in ``[0, 1]`` and are standardised with ImageNet statistics, as both
+    sources were trained.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, variant: str = "torchvision") -> None:
         super().__init__()
+        if variant not in VARIANTS:
+            raise ConfigError(f"agent.encoder.resnet_variant: unknown variant {variant!r} "
+                              f"(one of {', '.join(VARIANTS)})")
+        self.variant = variant
         self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
-        self.bn1 = nn.BatchNorm2d(64)
+        self.bn1 = _norm(variant, 64)
         self.relu = nn.ReLU(inplace=True)
-        self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
-        self.layer1 = nn.Sequential(BasicBlock(64, 64, 1))
-        self.layer2 = nn.Sequential(BasicBlock(64, 128, 2))
-        self.layer3 = nn.Sequential(BasicBlock(128, 256, 2))
-        self.layer4 = nn.Sequential(BasicBlock(256, 512, 2))
+        self.maxpool: nn.Module = nn.MaxPool2d(3, stride=2, padding=1) if variant == "torchvision" \
+            else SameMaxPool2d()
+        self.layer1 = nn.Sequential(BasicBlock(64, 64, 1, variant))
+        self.layer2 = nn.Sequential(BasicBlock(64, 128, 2, variant))
+        self.layer3 = nn.Sequential(BasicBlock(128, 256, 2, variant))
+        self.layer4 = nn.Sequential(BasicBlock(256, 512, 2, variant))
         self.register_buffer("mean", torch.tensor(_IMAGENET_MEAN).view(1, 3, 1, 1), persistent=False)
         self.register_buffer("std", torch.tensor(_IMAGENET_STD).view(1, 3, 1, 1), persistent=False)
 
@@ -119,33 +178,32 @@ class ResNet10(nn.Module):
         return self.layer4(self.layer3(self.layer2(self.layer1(x))))
 
 
-def load_backbone_weights(backbone: nn.Module, path: str) -> None:
-    """Load a local state dict (optionally under a ``state_dict`` key) into ``backbone``.
+def load_backbone_weights(backbone: ResNet10, path: str, where: str = "agent.encoder.pretrained_path",
+                          layout: str = "auto", prefix: str | None = None) -> None:
+    """Load a local weights file into ``backbone``, verified whole before anything is copied.
 
-    Keys the backbone does not have (a classifier ``fc.*``, deeper blocks) are ignored;
-    keys it needs but the file lacks, or shapes that differ, are a ConfigError.
+    Any layout :func:`robot_rl.agents.pretrained.read_backbone_weights` reads is accepted
+    (project format, torchvision, transformers, lerobot; safetensors or a PyTorch zip
+    archive read with ``weights_only=True``). The file's variant must be the backbone's:
+    a GroupNorm HIL-SERL file cannot stand in for a BatchNorm network, or the reverse.
+    Every problem is one :class:`ConfigError` line naming ``where``, the file and the key.
     """
-    file = Path(path).expanduser()
-    if not file.is_file():
-        raise ConfigError(f"agent.encoder.pretrained_path: weights file not found: {file}")
-    try:
-        state = torch.load(file, map_location="cpu", weights_only=True)
-    except Exception as err:  # noqa: BLE001 - any unreadable file is the same user error
-        raise ConfigError(f"agent.encoder.pretrained_path: cannot read {file} "
-                          f"as a PyTorch state dict ({err})") from None
-    if isinstance(state, Mapping) and "state_dict" in state and isinstance(state["state_dict"], Mapping):
-        state = state["state_dict"]
-    own = backbone.state_dict()
-    missing = [k for k in own if k not in state]
-    if missing:
-        raise ConfigError(f"agent.encoder.pretrained_path: {file} lacks {len(missing)} backbone weights, "
-                          f"e.g. {missing[:3]}")
-    for k, v in own.items():
-        if tuple(state[k].shape) != tuple(v.shape):
-            raise ConfigError(f"agent.encoder.pretrained_path: {file}: '{k}' has shape "
-                              f"{tuple(state[k].shape)}, the backbone needs {tuple(v.shape)}")
-    backbone.load_state_dict({k: state[k] for k in own})
-    log.info("loaded backbone weights from %s (%d tensors, %d ignored)", file, len(own), len(state) - len(own))
+    weights = read_backbone_weights(path, layout=layout, prefix=prefix, where=where)
+    if weights.variant != backbone.variant:
+        key = where.rsplit(".", 1)[0] + ".resnet_variant"
+        raise ConfigError(f"{where}: {weights.file} holds a {weights.variant} ResNet-10 "
+                          f"({weights.layout} layout), but {key} is {backbone.variant}: "
+                          f"set {key}: {weights.variant}")
+    state = backbone.state_dict()
+    expected = set(backbone_spec(backbone.variant))
+    floats = {k for k, v in state.items() if v.is_floating_point()}
+    if floats != expected:  # the spec and the module must describe one network
+        raise RuntimeError(f"ResNet10 and backbone_spec disagree: {sorted(floats ^ expected)[:4]}")
+    state.update(weights.tensors)
+    backbone.load_state_dict(state)
+    log.info("loaded %s ResNet-10 weights from %s (%s layout%s, %d tensors, %d ignored, %d outside the prefix)",
+             weights.variant, weights.file, weights.layout, f", prefix '{weights.prefix}'" if weights.prefix else "",
+             len(weights.tensors), len(weights.ignored), weights.outside)
 
 
 class SpatialEmbeddingHead(nn.Module):
@@ -207,10 +265,10 @@ class RunningNormalizer(nn.Module):
         self.count.fill_(total)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.count < 2:
-            return x
+        # torch.where, not `if count < 2`: a Python branch on a device tensor is a host sync per call.
         std = (self.m2 / (self.count - 1)).sqrt().clamp_min(self.min_std)
-        return ((x - self.mean.to(x.dtype)) / std.to(x.dtype)).clamp(-self.clip, self.clip)
+        normalized = ((x - self.mean.to(x.dtype)) / std.to(x.dtype)).clamp(-self.clip, self.clip)
+        return torch.where(self.count >= 2, normalized, x)
 
 
 class ObsEncoder(nn.Module):
@@ -233,7 +291,7 @@ class ObsEncoder(nn.Module):
         self.fmap_shapes: dict[str, tuple[int, int, int]] = {}
         shared: nn.Module | None = None
         if self.image_keys and cfg.kind == "resnet10":
-            shared = ResNet10()
+            shared = ResNet10(cfg.resnet_variant)
             if cfg.pretrained_path:
                 load_backbone_weights(shared, cfg.pretrained_path)
             if self.frozen:

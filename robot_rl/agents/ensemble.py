@@ -33,10 +33,18 @@ class CriticEnsemble(nn.Module):
         return self.q(torch.cat([features, action], dim=-1)).squeeze(-1)
 
 
-def subsample_min(q_values: torch.Tensor, num_min_qs: int, generator: torch.Generator | None = None) -> torch.Tensor:
-    """Min over a random subset of ``num_min_qs`` ensemble members: ``(N, batch) -> (batch,)``."""
+def subsample_min(q_values: torch.Tensor, num_min_qs: int, generator: torch.Generator | None = None,
+                  keys: torch.Tensor | None = None) -> torch.Tensor:
+    """Min over a random subset of ``num_min_qs`` ensemble members: ``(N, batch) -> (batch,)``.
+
+    The subset is the members with the ``num_min_qs`` smallest of ``N`` Gaussian
+    ``keys`` (the start of a uniformly random permutation), drawn from ``generator``
+    unless given: a caller that compiles this draws them outside the compiled code.
+    """
     members = q_values.shape[0]
     if num_min_qs < members:
-        idx = torch.randperm(members, generator=generator)[:num_min_qs].to(q_values.device)
-        q_values = q_values.index_select(0, idx)
+        if keys is None:
+            device = generator.device if generator is not None else q_values.device  # drawn where the generator is
+            keys = torch.randn(members, generator=generator, device=device)
+        q_values = q_values.index_select(0, keys.argsort()[:num_min_qs].to(q_values.device))
     return q_values.min(dim=0).values

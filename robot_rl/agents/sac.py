@@ -18,38 +18,97 @@ maps, float32 vectors) with leading dim B; ``action`` (B, action_dim) float32;
 many env steps each row spans (n-step rows, rewards already summed with
 ``agent.discount``), so the bootstrap factor is ``discount**steps``; 1 when absent.
 ``terminated`` stops the bootstrap; truncation does not.
+
+Made to run ahead of a GPU: :meth:`SACAgent.update` never reads a value back to the
+host (its metrics are returned as 0-d device tensors, for the learner to average over a
+logging window), draws all its randomness up front (:class:`Noise`) from the agent's own
+generator on the agent's device, shifts the ``uint8`` images there (DrQ) before the
+encoder converts them, and updates the target networks with one multi-tensor ``lerp``.
+Two execution options leave the math alone: ``compile`` runs the two loss functions
+(encoders, target, critic loss; actor loss) through ``torch.compile``, each one graph,
+with the backward passes and optimizer steps eager; and ``precision="bf16"`` autocasts
+the encoder and the hidden layers to bfloat16 while the Q outputs, the policy's
+log-probabilities, the gripper critic, the losses, gradients and optimizer state stay
+float32 (:mod:`robot_rl.agents.execution`).
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping
+import math
+from typing import Any, Callable, Mapping, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 import torch
 from torch import nn
+from torch.nn import functional as F
 
+from robot_rl.agents.augment import apply_shifts, draw_shifts
+from robot_rl.agents.distributions import TanhNormal
 from robot_rl.agents.ensemble import CriticEnsemble, subsample_min
+from robot_rl.agents.execution import autocast, check_precision, full_precision
 from robot_rl.agents.gripper import gripper_td_loss
 from robot_rl.agents.policy import Policy
 from robot_rl.agents.temperature import Temperature
 from robot_rl.config.agent import AgentConfig
 
 Batch = dict[str, Any]
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+class Noise(NamedTuple):
+    """Every random number one update uses, drawn before it runs.
+
+    Drawn from the agent's generator in the order the update consumes them (DrQ shifts
+    of obs then next obs, the next action's noise, the target subset, the actor's
+    noise), so the sequence is the one drawing them on the spot would give; drawn
+    outside the loss functions because ``torch.compile`` cannot trace an explicit
+    generator (it would split the graph at every draw).
+    """
+
+    obs_shifts: dict[str, torch.Tensor]
+    next_shifts: dict[str, torch.Tensor]
+    next_eps: torch.Tensor
+    subset_keys: torch.Tensor | None
+    actor_eps: torch.Tensor | None
+
+
+def rsample_with_noise(dist: TanhNormal, eps: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``dist.rsample_with_log_prob`` with its standard-normal noise given.
+
+    The same operations in the same order (the order decides how autograd sums the
+    gradients reaching ``pre_tanh``, so a reordering would change results in the last bit).
+    """
+    pre_tanh = dist.mean + dist.log_std.exp() * eps
+    action = torch.tanh(pre_tanh)
+    gaussian_log_prob = (-0.5 * eps.pow(2) - dist.log_std - _LOG_SQRT_2PI).sum(-1)
+    log_det = (2.0 * (math.log(2.0) - pre_tanh - F.softplus(-2.0 * pre_tanh))).sum(-1)
+    return action, gaussian_log_prob - log_det
 
 
 @torch.no_grad()
 def polyak_update(target: nn.Module, source: nn.Module, tau: float) -> None:
-    for t, s in zip(target.parameters(), source.parameters()):
-        t.lerp_(s, tau)
+    """``target += tau * (source - target)`` for every parameter, as one multi-tensor kernel."""
+    torch._foreach_lerp_(list(target.parameters()), list(source.parameters()), tau)
 
 
 class SACAgent:
+    """The learner's networks, optimizers and update.
+
+    ``precision`` (``float32`` or ``bf16``) and ``compile`` (False, True for the default
+    backend, or a ``torch.compile`` backend name such as ``aot_eager``) choose how the
+    update runs, not what it computes; see the module docstring.
+    """
+
     def __init__(self, cfg: AgentConfig, obs_space: gym.spaces.Dict, action_space: gym.Space,
-                 device: str | torch.device = "cpu", seed: int = 0) -> None:
+                 device: str | torch.device = "cpu", seed: int = 0, *, precision: str = "float32",
+                 compile: bool | str = False) -> None:
         self.cfg = cfg
         self.device = torch.device(device)
+        check_precision(precision, self.device)
+        self.precision = precision
+        self._autocast = autocast(self.device, precision)
         with torch.random.fork_rng(devices=[]):  # init depends on the seed only, and leaves the global RNG alone
             torch.manual_seed(seed)
             self.policy = Policy(cfg, obs_space, action_space).to(self.device)
@@ -65,15 +124,26 @@ class SACAgent:
 
         encoder_params = [p for p in self.policy.encoder.parameters() if p.requires_grad]
         actor_params = list(self.policy.actor_trunk.parameters()) + list(self.policy.actor_head.parameters())
-        self.critic_opt = torch.optim.Adam(list(self.critic.parameters()) + encoder_params, lr=cfg.critic_lr)
-        self.actor_opt = torch.optim.Adam(actor_params, lr=cfg.actor_lr)
-        self.temperature_opt = torch.optim.Adam(self.temperature.parameters(), lr=cfg.temperature_lr)
-        self.gripper_opt = (torch.optim.Adam(self.policy.gripper.parameters(), lr=cfg.critic_lr)
+        # On a GPU, Adam's fused kernel: one launch per step instead of several per parameter group.
+        self._fused = True if self.device.type == "cuda" else None
+        adam_kw: dict[str, Any] = {"fused": self._fused}
+        self.critic_opt = torch.optim.Adam(list(self.critic.parameters()) + encoder_params, lr=cfg.critic_lr,
+                                           **adam_kw)
+        self.actor_opt = torch.optim.Adam(actor_params, lr=cfg.actor_lr, **adam_kw)
+        self.temperature_opt = torch.optim.Adam(self.temperature.parameters(), lr=cfg.temperature_lr, **adam_kw)
+        self.gripper_opt = (torch.optim.Adam(self.policy.gripper.parameters(), lr=cfg.critic_lr, **adam_kw)
                             if self.policy.gripper is not None else None)
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed + 1)
         self.critic_updates = 0
         self.actor_updates = 0
+        self.compiled = compile is not False
+        self._critic_losses: Callable[..., tuple[torch.Tensor, ...]] = self._critic_losses_eager
+        self._actor_losses: Callable[[torch.Tensor], tuple[torch.Tensor, ...]] = self._actor_losses_eager
+        if self.compiled:
+            backend = "inductor" if compile is True else str(compile)
+            self._critic_losses = torch.compile(self._critic_losses_eager, backend=backend, dynamic=False)
+            self._actor_losses = torch.compile(self._actor_losses_eager, backend=backend, dynamic=False)
 
     # --- acting ----------------------------------------------------------------------
 
@@ -87,63 +157,119 @@ class SACAgent:
 
     # --- learning --------------------------------------------------------------------
 
-    def update(self, batch: Batch) -> dict[str, float]:
-        """One critic (and gripper critic) update; every ``critic_actor_ratio``-th also actor + alpha."""
-        cfg = self.cfg
-        policy, gen = self.policy, self.generator
-        policy.train()
-        action = batch["action"]
-        cont_action = action[:, :policy.continuous_dim]
-        reward = batch["reward"]
-        not_done = 1.0 - batch["terminated"]
-        discount = cfg.discount ** batch["steps"] if "steps" in batch else cfg.discount
-        alpha = self.temperature().detach()
+    def update(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """One critic (and gripper critic) update; every ``critic_actor_ratio``-th also actor + alpha.
 
-        features = policy.encoder(batch["obs"], augment=True, generator=gen)
-        with torch.no_grad():
-            next_features = policy.encoder(batch["next_obs"], augment=True, generator=gen)
-            next_dist = policy.distribution(next_features)
-            next_action, next_log_prob = next_dist.rsample_with_log_prob(gen)
-            next_q = subsample_min(self.critic_target(next_features, next_action), cfg.num_min_qs, gen)
-            if cfg.backup_entropy:
-                next_q = next_q - alpha * next_log_prob
-            target_q = reward + discount * not_done * next_q
-
-        q_values = self.critic(features, cont_action)  # (num_critics, B)
-        critic_loss = (q_values - target_q).pow(2).mean(dim=1).sum()
+        Returns the update's metrics as detached 0-d tensors on the agent's device;
+        reading one (``float(m["critic_loss"])``) waits for the update to finish.
+        """
+        cfg, policy = self.cfg, self.policy
+        if not policy.training:
+            policy.train()
+        noise = self._draw_noise(batch)
+        critic_loss, q_mean, target_q_mean, features, next_features = self._critic_losses(
+            batch, noise.obs_shifts, noise.next_shifts, noise.next_eps, noise.subset_keys)
         self.critic_opt.zero_grad(set_to_none=True)
         critic_loss.backward()
         self.critic_opt.step()
         polyak_update(self.critic_target, self.critic, cfg.tau)
         self.critic_updates += 1
-        metrics = {"critic_loss": critic_loss.item(), "q_mean": q_values.mean().item(),
-                   "target_q_mean": target_q.mean().item()}
+        metrics = {"critic_loss": critic_loss.detach(), "q_mean": q_mean, "target_q_mean": target_q_mean}
 
         features = features.detach()
         if policy.gripper is not None:
-            gripper_loss, gripper_q = gripper_td_loss(
-                policy.gripper, self.gripper_target, features, next_features, action[:, -1], reward,
-                batch["grasp_penalty"], not_done, discount)
-            self.gripper_opt.zero_grad(set_to_none=True)
+            with full_precision(self.device):  # a small MLP over three actions: no gain from bf16
+                not_done = 1.0 - batch["terminated"]
+                discount = cfg.discount ** batch["steps"] if "steps" in batch else cfg.discount
+                gripper_loss, gripper_q = gripper_td_loss(
+                    policy.gripper, self.gripper_target, features.float(), next_features.float(),
+                    batch["action"][:, -1], batch["reward"], batch["grasp_penalty"], not_done, discount)
+            self.gripper_opt.zero_grad(set_to_none=True)  # type: ignore[union-attr]
             gripper_loss.backward()
-            self.gripper_opt.step()
-            polyak_update(self.gripper_target, policy.gripper, cfg.tau)
-            metrics.update(gripper_loss=gripper_loss.item(), gripper_q_mean=gripper_q.item())
+            self.gripper_opt.step()  # type: ignore[union-attr]
+            polyak_update(self.gripper_target, policy.gripper, cfg.tau)  # type: ignore[arg-type]
+            metrics.update(gripper_loss=gripper_loss.detach(), gripper_q_mean=gripper_q.detach())
 
-        if self.critic_updates % cfg.critic_actor_ratio == 0:
-            metrics.update(self._update_actor(features))
+        if noise.actor_eps is not None:
+            metrics.update(self._update_actor(features, noise.actor_eps))
         return metrics
 
-    def _update_actor(self, features: torch.Tensor) -> dict[str, float]:
-        dist = self.policy.distribution(features)
-        action, log_prob = dist.rsample_with_log_prob(self.generator)
+    def _draw_noise(self, batch: Batch) -> Noise:
+        gen, cfg, rows = self.generator, self.cfg, batch["action"].shape[0]
+        obs_shifts, next_shifts = self._draw_shifts(batch["obs"]), self._draw_shifts(batch["next_obs"])
+        eps_shape = (rows, self.policy.continuous_dim)
+        next_eps = torch.randn(eps_shape, generator=gen, device=self.device)
+        subset_keys = (torch.randn(cfg.num_critics, generator=gen, device=self.device)
+                       if cfg.num_min_qs < cfg.num_critics else None)
+        actor_turn = (self.critic_updates + 1) % cfg.critic_actor_ratio == 0
+        actor_eps = torch.randn(eps_shape, generator=gen, device=self.device) if actor_turn else None
+        return Noise(obs_shifts, next_shifts, next_eps, subset_keys, actor_eps)
+
+    def _distribution(self, features: torch.Tensor) -> TanhNormal:
+        """The actor's distribution; under bf16 only its trunk is autocast, the head and log-probs are float32."""
+        with self._autocast():
+            hidden = self.policy.actor_trunk(features)
+        with full_precision(self.device):
+            return self.policy.actor_head(hidden.float())
+
+    def _draw_shifts(self, obs: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """DrQ offsets for each raw camera image of ``obs`` (cached feature maps are not shifted)."""
+        enc = self.policy.encoder.cfg
+        if enc.augment != "shift" or enc.shift_pad <= 0:
+            return {}
+        return {k: draw_shifts(obs[k].shape[0], enc.shift_pad, self.generator, self.device)
+                for k in self.policy.encoder.image_keys if obs[k].dtype == torch.uint8}
+
+    def _shifted(self, obs: Mapping[str, torch.Tensor], shifts: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """``obs`` with its uint8 ``(B, H, W, 3)`` images shifted, still uint8, on the device."""
+        pad = self.policy.encoder.cfg.shift_pad
+        return {k: apply_shifts(v, shifts[k], pad, channels_last=True) if k in shifts else v for k, v in obs.items()}
+
+    def _critic_losses_eager(self, batch: Batch, obs_shifts: Mapping[str, torch.Tensor],
+                             next_shifts: Mapping[str, torch.Tensor], next_eps: torch.Tensor,
+                             subset_keys: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
+        """Encode the batch, build the TD target, and the critic loss; ``torch.compile`` wraps this.
+
+        Returns ``(critic_loss, q_mean, target_q_mean, features, next_features)``.
+        """
+        cfg, policy = self.cfg, self.policy
+        cont_action = batch["action"][:, :policy.continuous_dim]
+        not_done = 1.0 - batch["terminated"]
+        discount = cfg.discount ** batch["steps"] if "steps" in batch else cfg.discount
+        alpha = self.temperature().detach()
+
+        with self._autocast():
+            features = policy.encoder(self._shifted(batch["obs"], obs_shifts))
+        with torch.no_grad():
+            with self._autocast():
+                next_features = policy.encoder(self._shifted(batch["next_obs"], next_shifts))
+            next_action, next_log_prob = rsample_with_noise(self._distribution(next_features), next_eps)
+            with self._autocast():
+                next_q_all = self.critic_target(next_features, next_action)
+            next_q = subsample_min(next_q_all, cfg.num_min_qs, keys=subset_keys)
+            if cfg.backup_entropy:
+                next_q = next_q - alpha * next_log_prob
+            target_q = batch["reward"] + discount * not_done * next_q
+
+        with self._autocast():
+            q_values = self.critic(features, cont_action)  # (num_critics, B), float32 (see networks)
+        critic_loss = (q_values - target_q).pow(2).mean(dim=1).sum()
+        return critic_loss, q_values.detach().mean(), target_q.mean(), features, next_features
+
+    def _actor_losses_eager(self, features: torch.Tensor, eps: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """``(actor_loss, log_prob)`` on detached features; the critic must not require grad."""
+        action, log_prob = rsample_with_noise(self._distribution(features), eps)
+        with self._autocast():
+            q = self.critic(features, action).mean(dim=0)
+        alpha = self.temperature().detach()
+        return (alpha * log_prob - q).mean(), log_prob
+
+    def _update_actor(self, features: torch.Tensor, eps: torch.Tensor) -> dict[str, torch.Tensor]:
         self.critic.requires_grad_(False)  # the actor loss needs dQ/da, not dQ/dtheta
         try:
-            q = self.critic(features, action).mean(dim=0)
+            actor_loss, log_prob = self._actor_losses(features, eps)
         finally:
             self.critic.requires_grad_(True)
-        alpha = self.temperature().detach()
-        actor_loss = (alpha * log_prob - q).mean()
         self.actor_opt.zero_grad(set_to_none=True)
         actor_loss.backward()
         self.actor_opt.step()
@@ -154,8 +280,8 @@ class SACAgent:
         temperature_loss.backward()
         self.temperature_opt.step()
         self.actor_updates += 1
-        return {"actor_loss": actor_loss.item(), "entropy": entropy.mean().item(),
-                "temperature": self.alpha, "temperature_loss": temperature_loss.item()}
+        return {"actor_loss": actor_loss.detach(), "entropy": entropy.mean(),
+                "temperature": self.temperature().detach(), "temperature_loss": temperature_loss.detach()}
 
     @torch.no_grad()
     def td_losses(self, batch: Batch) -> dict[str, float]:
@@ -206,6 +332,8 @@ class SACAgent:
             m.load_state_dict(state[k])
         for k, o in self._optimizers().items():
             o.load_state_dict(state[k])
+            for group in o.param_groups:  # a saved optimizer brings its kernel choice: keep this device's
+                group["fused"] = self._fused
         self.generator.set_state(state["generator"])
         self.critic_updates = int(state["critic_updates"])
         self.actor_updates = int(state["actor_updates"])

@@ -36,6 +36,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cameras": ("robot_rl_drivers.cameras.cli",
                 "list connected cameras, or open a config's cameras and report size, fps and delay"),
     "launch": ("robot_rl.cli.launch", "start a session's node graph (sim or robot) as processes, without ROS 2"),
+    "encoder": ("robot_rl.cli.encoder",
+                "check a pretrained ResNet-10 weights file, or convert it to the project format"),
 }
 
 

@@ -6,6 +6,8 @@ Runs the sim env of the config (the ROS actor node runs the same loop on hardwar
 swaps in new weights from the learner between steps, and keeps acting while the
 learner is away (steps wait in a bounded queue and go out on reconnect). A refused
 token or a config whose spaces differ from the learner's ends it with one error line.
+Shows its progress on stderr (a bar on a terminal, else a status line every
+``learning.log_every_s``): env steps, episodes, successes, weight version, unsent steps.
 Ends with one JSON line; when steps are left unsent at the end (the learner was never
 reached, or did not acknowledge them within ``--flush-timeout``) it also says so in one
 ``robot-rl: actor: ...`` line on stderr and exits with status 1.
@@ -33,13 +35,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-episodes", type=int, help="stop after this many episodes")
     parser.add_argument("--flush-timeout", type=float, default=30.0,
                         help="seconds to wait at the end for queued steps to reach the learner")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar or status lines (episodes, success, weights, unsent steps)")
 
 
 def run(args: argparse.Namespace) -> int:
     from robot_rl.training.remote.actor_process import ActorProcess
     from robot_rl.training.remote.learner_process import install_stop_signals
 
-    cfg = load_config(resolve_config(args.config), args.overrides)
+    overrides = list(args.overrides)
+    if args.no_progress:
+        overrides.append("train.progress=false")
+    cfg = load_config(resolve_config(args.config), overrides)
     if args.learner is not None and (":" not in args.learner or not args.learner.rsplit(":", 1)[1].isdigit()):
         raise ConfigError(f"--learner {args.learner!r} must look like HOST:PORT")
     token = cfg.learning.resolve_token()

@@ -7,7 +7,8 @@ Starts the nodes ``ros2 launch robot_rl session.launch.py config:=...`` starts (
 --ros-args -r __node:=<name> --params-file <run dir>/params.yaml``, and prints their
 output prefixed with the node's name. The nodes use rclpy when it imports (a sourced
 ROS 2) and the DDS backend otherwise. Ctrl-C stops every node cleanly; a node that
-exits ends the session and is reported. With ``--set``, the effective config is written
+exits ends the session and is reported. Progress (the nodes up, the episodes finished)
+goes to stderr. With ``--set``, the effective config is written
 to ``<run dir>/session.yaml`` and every node loads that one.
 """
 
@@ -32,6 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stop-timeout", type=float, default=10.0,
                         help="seconds each node gets to exit after SIGINT before SIGTERM, then SIGKILL")
     parser.add_argument("--dry-run", action="store_true", help="print the nodes' commands and params file, start none")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar or status lines on stderr (nodes up, episodes)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,4 +58,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"--- {params}")
         print(params.read_text(), end="")
         return 0
-    return Launcher(graph, run_dir, stop_timeout_s=args.stop_timeout).run()
+    return Launcher(graph, run_dir, stop_timeout_s=args.stop_timeout, episodes=cfg.ros.episodes,
+                    progress=cfg.train.progress and not args.no_progress,
+                    progress_every_s=cfg.learning.log_every_s).run()

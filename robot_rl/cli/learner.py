@@ -6,11 +6,16 @@ Listens on ``learning.host:learning.port`` (127.0.0.1:50051 unless configured) f
 ``robot-rl actor`` processes, trains on what they send and streams weights back. Writes
 ``<train.run_dir>/``: ``replay/`` (every finished episode, fsync'd), ``demos/``,
 ``checkpoint/`` (the trainer's format: ``robot-rl eval`` runs it), ``learner/``, ``tb/``,
-``evals.jsonl``. After a crash, ``--resume`` goes on with all of it. Ends with one JSON line;
-if it could not write steps that actors sent (disk full, ...) it also says so in one
-``robot-rl: learner: ...`` line on stderr and exits with status 1. Calls it refused
-(wrong token, bad payload, ...) are logged and counted, but leave the exit status 0: any
-client that reaches the port could cause them.
+``evals.jsonl``. After a crash, ``--resume`` goes on with all of it.
+
+Shows its progress on stderr (a bar on a terminal, else a status line every
+``learning.log_every_s``): env steps received (per actor), updates, the update-to-data
+ratio, the weight version. Ends with one JSON line. A run that could not write steps
+actors sent (disk full, ...), or that turned a peer or its batches away for good (wrong
+token, other spaces, malformed or non-finite batches: every one is logged with the
+peer's address) also says so in one ``robot-rl: learner: ...`` line on stderr and exits
+with status 1. Refusals an actor heals by itself (a batch out of order, registering
+again after a restart, a busy learner) are counted but leave the status 0.
 """
 
 from __future__ import annotations
@@ -36,14 +41,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-seconds", type=float, help="stop after this long")
     parser.add_argument("--no-eval", action="store_true", help="no periodic evaluation in sim")
     parser.add_argument("--no-tensorboard", action="store_true", help="no TensorBoard logs")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar or status lines (env steps per actor, updates, UTD, weights)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_rl.training.remote.learner_process import LearnerProcess, install_stop_signals
+    from robot_rl.training.remote.learner_process import LearnerProcess, ending_problem, install_stop_signals
 
     overrides = list(args.overrides)
     if args.run_dir:
         overrides.append(f"train.run_dir={args.run_dir}")
+    if args.no_progress:
+        overrides.append("train.progress=false")
     cfg = load_config(resolve_config(args.config), overrides)
     token = cfg.learning.resolve_token()
     process = LearnerProcess(cfg, token, resume=args.resume, force=args.force,
@@ -61,9 +70,8 @@ def run(args: argparse.Namespace) -> int:
     print(jsonio.dumps({"run_dir": str(process.run_dir), **{k: v for k, v in summary.items() if k != "actors"},
                       "actors": {k: {"steps": v["steps"], "episodes": v["episodes"]}
                                  for k, v in summary["actors"].items()}}))
-    failed = summary["refused"].get("store_failed", 0)
-    if failed:  # replay could not be written (disk full, ...): not a clean run
-        print(f"robot-rl: learner: could not write {failed} batch(es) of actor steps to {process.run_dir / 'replay'} "
-              "(see the log); the actors were told to resend them", file=sys.stderr)
+    problem = ending_problem(summary, process.run_dir)
+    if problem is not None:  # data not stored, or a peer turned away: not a clean run
+        print(f"robot-rl: learner: {problem}", file=sys.stderr)
         return 1
     return 0

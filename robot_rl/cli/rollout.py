@@ -1,4 +1,10 @@
-"""``robot-rl rollout``: run the scripted expert in sim, report success, save an image strip."""
+"""``robot-rl rollout``: run the scripted expert in sim, report success, save an image strip.
+
+The strip is up to :data:`STRIP_FRAMES` frames of the first episode, evenly spaced from
+its reset to its last step (every camera side by side), each labelled with its step
+number, the reward of that step and whether the task has succeeded; the last frame also
+gets a green (success) or red (failure) border.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +15,11 @@ import numpy as np
 from tqdm import tqdm
 
 from robot_rl import jsonio
+from robot_rl.errors import RobotRLError
 from robot_rl.paths import resolve_config
 from robot_rl.tasks import get_task, load_config
+
+STRIP_FRAMES = 12
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,19 +39,26 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(resolve_config(args.config), args.overrides)
     env = make_env(cfg, render_mode=None if args.no_strip else "rgb_array")
     expert = get_task(cfg.task.name).make_expert(env, noise=args.noise, seed=args.seed)
-    successes, lengths, strip = 0, [], []
+    successes, lengths, first_success = 0, [], False
+    strip: list[tuple[np.ndarray, str]] = []  # (frame, caption) of every step of the first episode
     bar = tqdm(range(args.episodes), desc=f"{cfg.task.name} scripted", unit="ep")
     for i in bar:
         obs, _ = env.reset(seed=args.seed + i)
         expert.reset()
         done, steps, info = False, 0, {"success": False}
+        keep = i == 0 and not args.no_strip
+        if keep:
+            strip.append((env.render(), "t 0  reward -  success no"))
         while not done:
-            if i == 0 and not args.no_strip and steps % 3 == 0:
-                strip.append(env.render())
-            obs, _, terminated, truncated, info = env.step(expert.act(obs))
+            obs, reward, terminated, truncated, info = env.step(expert.act(obs))
             done = terminated or truncated
             steps += 1
+            if keep:
+                strip.append((env.render(), f"t {steps}  reward {float(reward):.2f}  "
+                                            f"success {'yes' if info.get('success') else 'no'}"))
         successes += int(info["success"])
+        if i == 0:
+            first_success = bool(info["success"])
         lengths.append(steps)
         bar.set_postfix(success=f"{successes / (i + 1):.0%}")
     env.close()
@@ -50,12 +66,10 @@ def run(args: argparse.Namespace) -> int:
     result = {"task": cfg.task.name, "episodes": args.episodes, "success_rate": rate,
               "mean_length": float(np.mean(lengths)) if lengths else 0.0}
     if strip:
-        import cv2
-
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         path = out / f"{cfg.task.name.lower()}_strip.png"
-        cv2.imwrite(str(path), cv2.cvtColor(np.concatenate(strip[:12], axis=1), cv2.COLOR_RGB2BGR))
+        write_strip(path, strip, success=first_success)
         result["image_strip"] = str(path)
     print(f"{cfg.task.name}: success {successes}/{args.episodes} ({rate:.0%}), "
           f"mean episode length {result['mean_length']:.1f} steps")
@@ -63,3 +77,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"image strip: {result['image_strip']}")
     print(jsonio.dumps(result))
     return 0
+
+
+def write_strip(path: Path, frames: list[tuple[np.ndarray, str]], success: bool, count: int = STRIP_FRAMES) -> Path:
+    """Up to ``count`` of ``frames`` (evenly spaced, first and last included), labelled, in one row."""
+    import cv2
+
+    from robot_rl.training.frames import label, mark_outcome
+
+    picks = sorted(set(np.linspace(0, len(frames) - 1, min(count, len(frames))).round().astype(int).tolist()))
+    tiles = [label(frames[i][0], frames[i][1]) for i in picks[:-1]]
+    last, caption = frames[picks[-1]]
+    tiles.append(mark_outcome(last, success, caption))
+    if not cv2.imwrite(str(path), cv2.cvtColor(np.concatenate(tiles, axis=1), cv2.COLOR_RGB2BGR)):
+        raise RobotRLError(f"cannot write the image strip {path}")
+    return path

@@ -3,8 +3,11 @@
     robot-rl train --config configs/pick_cube.yaml [--set key=value ...] [--resume] [--force]
 
 Writes ``<train.run_dir>/``: ``config.yaml``, ``replay/`` (every finished episode),
-``tb/`` (TensorBoard), ``evals.jsonl``, ``demos/`` (scripted demos it recorded) and
-``checkpoint/``. Ends with one JSON line.
+``tb/`` (TensorBoard: scalars, the config as text, hyperparameters, eval videos),
+``evals.jsonl``, ``videos/eval_<env steps>.mp4`` (the first ``train.eval_video_episodes``
+episodes of each evaluation), ``success.png`` (eval success against env steps),
+``demos/`` (scripted demos it recorded) and ``checkpoint/``; with ``train.wandb.enabled``
+also a W&B run (in ``wandb/`` unless ``train.wandb.dir``). Ends with one JSON line.
 
 Stopping: Ctrl-C (or SIGTERM) finishes the episode in flight, saves a checkpoint and
 exits with 130 (143) and one line saying how to continue; a second Ctrl-C stops at once.
@@ -46,10 +49,15 @@ def run(args: argparse.Namespace) -> int:
     last = result.evals[-1] if result.evals else {}
     summary = {"task": cfg.task.name, "run_dir": str(result.run_dir), "env_steps": result.env_steps,
                "updates": result.updates, "episodes": result.episodes, "wall_s": round(result.wall_s, 1),
-               "eval_success_rate": last.get("success_rate")}
+               "eval_success_rate": last.get("success_rate"),
+               "success_png": None if result.success_png is None else str(result.success_png),
+               "last_video": str(result.run_dir / last["video"]) if last.get("video") else None}
     if last:
         print(f"{cfg.task.name}: eval success {last['success_rate']:.0%} after {result.env_steps} env steps "
               f"({result.wall_s:.0f} s); TensorBoard: tensorboard --logdir {result.run_dir / 'tb'}")
+    if result.success_png is not None:
+        print(f"success curve: {result.success_png}" + (f"; last eval video: {summary['last_video']}"
+                                                         if summary["last_video"] else ""))
     print(jsonio.dumps(summary))
     return 0
 

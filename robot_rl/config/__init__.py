@@ -23,7 +23,17 @@ from robot_rl.config.agent import AgentConfig, TrainConfig
 from robot_rl.config.hardware import check_hardware
 from robot_rl.config.input import InterventionConfig
 from robot_rl.config.learning import LearningConfig
-from robot_rl.config.loader import apply_overrides, build, param, parse_yaml, read_yaml, show, to_dict
+from robot_rl.config.loader import (
+    ConfigSource,
+    apply_overrides,
+    build,
+    param,
+    parse_yaml,
+    read_yaml,
+    show,
+    source_of,
+    to_dict,
+)
 from robot_rl.config.reset import ResetConfig, check_reset_poses
 from robot_rl.config.reward import RewardConfig
 from robot_rl.config.ros import RosConfig
@@ -36,6 +46,7 @@ from robot_rl.config.sections import (
     TaskConfig,
     WorkspaceConfig,
 )
+from robot_rl.config.viz import VizConfig
 from robot_rl.errors import ConfigError
 
 
@@ -60,6 +71,7 @@ class Config:
     reward: RewardConfig = field(default_factory=RewardConfig)
     reset: ResetConfig = field(default_factory=ResetConfig)
     ros: RosConfig = field(default_factory=RosConfig)
+    viz: VizConfig = field(default_factory=VizConfig)
 
     def __post_init__(self) -> None:
         missing = [c for c in self.env.cameras if c not in self.cameras]
@@ -82,14 +94,29 @@ def build_config(data: dict[str, Any], file: str, task_params: TaskParamsLookup)
     try:
         params_cls = task_params(cfg.task.name)
     except ValueError as err:
-        raise ConfigError(f"{file}: 'task.name' {err}") from None
+        raise ConfigError(f"{source_of(file, 'task.name')}: 'task.name' {err}") from None
     cfg.task.params = build(params_cls, cfg.task.params, file=file, where="task.params")
     try:
         check_reset_poses(cfg)
     except ValueError as err:
         raise ConfigError(f"{file}: config: {err}") from None
     check_hardware(cfg, file)
+    check_policy_view(cfg, file)
     return cfg
+
+
+def check_policy_view(cfg: Config, file: str = "config") -> None:
+    """Refuse a hardware config whose policy would see the sim's ground truth.
+
+    ``env.obs_mode`` ``state`` and ``both`` put the task's privileged object state into
+    ``obs["state"]``; only the sim has it. On a real cell the policy sees the robot's
+    view: camera images and proprioception (``pixels``). Catching it at load time beats
+    a policy trained in sim on state that then waits forever for a ``/sim/task_state``.
+    """
+    if cfg.robot.backend != "sim" and cfg.env.obs_mode != "pixels":
+        raise ConfigError(f"{file}: env.obs_mode is '{cfg.env.obs_mode}' but robot.backend is "
+                          f"'{cfg.robot.backend}': a real cell has no ground-truth object state for the policy; "
+                          "use env.obs_mode: pixels (camera images + proprioception)")
 
 
 def check_override_keys(overrides: list[str], task_params: TaskParamsLookup, task_name: str = "",
@@ -135,7 +162,7 @@ def _dataclass_of(tp: Any) -> Any:
 
 
 __all__ = [
-    "CameraConfig", "Config", "ConfigError", "ControllerConfig", "EnvConfig", "RobotConfig",
+    "CameraConfig", "Config", "ConfigError", "ConfigSource", "ControllerConfig", "EnvConfig", "RobotConfig",
     "SimConfig", "TaskConfig", "TaskParamsLookup", "WorkspaceConfig", "apply_overrides", "build", "build_config",
     "check_override_keys",
     "param", "parse_yaml", "read_yaml", "to_dict",

@@ -18,15 +18,29 @@ class EncoderConfig:
     """How each camera image becomes a feature vector (used only when the obs has images).
 
     ``kind: small`` is a conv net trained from scratch by the critic loss. ``kind:
-    resnet10`` is a ResNet-10-style backbone, frozen, with weights from
-    ``pretrained_path`` (a local ``.pt`` state dict; nothing is ever downloaded) and a
-    trainable spatial-embedding head per camera. With ``cache_features`` the frozen
+    resnet10`` is a ResNet-10 backbone, frozen, with weights from ``pretrained_path``
+    and a trainable spatial-embedding head per camera. With ``cache_features`` the frozen
     backbone runs once per frame when the frame enters replay, and replay keeps the
     float16 feature map instead of the image; pixel augmentation is then not applied.
+
+    ``pretrained_path`` is a local file; nothing is ever downloaded or unpickled. Best is
+    the project format that ``robot-rl encoder convert IN OUT`` writes (a safetensors
+    file, verified once, that says its variant). The other layouts load directly through
+    the same reader and checks, detected from their key names: torchvision ResNet names,
+    Hugging Face transformers ``ResNetModel`` names, and the LeRobot/HIL-SERL ResNet-10
+    (``helper2424/resnet10``), as safetensors or as a PyTorch zip archive read with
+    ``torch.load(weights_only=True)``; see :mod:`robot_rl.agents.pretrained`. A file
+    that does not fit is one error line naming the file and the first key that differs.
+
+    ``resnet_variant`` must match the weights: ``torchvision`` (BatchNorm; torchvision
+    and transformers files) or ``hil_serl`` (GroupNorm and JAX ``SAME`` padding;
+    LeRobot/HIL-SERL files). Without ``pretrained_path`` the backbone starts random.
     """
 
     kind: Literal["small", "resnet10"] = "small"
     pretrained_path: Optional[str] = None
+    resnet_variant: Literal["torchvision", "hil_serl"] = param(
+        "torchvision", doc="resnet10 network: torchvision (BatchNorm) or hil_serl (GroupNorm, SAME padding; LeRobot)")
     freeze_backbone: bool = True
     cache_features: bool = True
     channels: tuple[int, ...] = param((32, 32, 32, 32), min=1, max=1024, doc="small encoder conv widths")
@@ -77,6 +91,29 @@ class AgentConfig:
 
 
 @dataclass
+class WandbConfig:
+    """Weights & Biases logging (``train.wandb``): off by default and never required.
+
+    On, the run's config, every scalar that goes to TensorBoard and each evaluation's
+    video also go to one W&B run per process (a resumed run starts another, named the
+    same). It needs the extra: ``pip install robot_rl[wandb]``.
+    """
+
+    enabled: bool = param(False, doc="also log to W&B (needs pip install robot_rl[wandb])")
+    project: str = param("robot_rl", doc="W&B project the runs go to")
+    entity: Optional[str] = param(None, doc="W&B user or team; null: the logged-in user's default")
+    name: Optional[str] = param(None, doc="W&B run name; null: the run directory's name")
+    mode: Literal["online", "offline"] = param(
+        "online", doc="online: stream to the W&B server (after 'wandb login'); offline: write only under dir, "
+                      "upload later with 'wandb sync'")
+    dir: Optional[str] = param(None, doc="folder W&B writes its wandb/ files in; null: the run directory")
+
+    def __post_init__(self) -> None:
+        if not self.project.strip():
+            raise ValueError("project must not be empty")
+
+
+@dataclass
 class TrainConfig:
     """One single-process training run (and the learner half of the learning plane).
 
@@ -100,6 +137,10 @@ class TrainConfig:
     eval_every: int = param(2000, min=0, max=10**9, doc="env steps between evaluations; 0 disables")
     eval_episodes: int = param(10, min=0, max=10_000)
     eval_seed: int = param(10_000, min=0, max=2**32 - 1, doc="eval episode i resets with seed eval_seed + i")
+    eval_video_episodes: int = param(2, min=0, max=10_000,
+                                     doc="record the first N episodes of each evaluation (all cameras side by side, "
+                                         "outcome marked) to <run_dir>/videos/eval_<env steps>.mp4, TensorBoard "
+                                         "and W&B; 0: no video")
     checkpoint_every: int = param(5000, min=0, max=10**9,
                                   doc="env steps between checkpoints (taken at episode ends); 0: only at the end")
     log_every: int = param(500, min=1, max=10**9, doc="env steps between TensorBoard scalar writes of losses")
@@ -108,9 +149,19 @@ class TrainConfig:
     torch_threads: int = param(1, min=0, max=1024,
                                doc="1 suits a small CPU the env shares (small matmuls gain nothing from 2); "
                                    "0: PyTorch default")
+    prefetch: Literal["auto", "on", "off"] = param(
+        "auto", doc="prepare the next batches (replay copy, pinned memory, device copy) on background threads "
+                    "while the update runs; the run is the same either way. auto: on with CUDA, off on a CPU")
+    prefetch_depth: int = param(2, min=1, max=16, doc="batches prepared ahead when prefetching (one thread each)")
+    compile: bool = param(False, doc="torch.compile the update's loss computations (the first updates wait "
+                                     "for compilation: tens of seconds)")
+    precision: Literal["float32", "bf16"] = param(
+        "float32", doc="bf16: autocast the encoder and hidden layers to bfloat16 (GPUs with compute capability "
+                       ">= 8.0, or a CPU); Q outputs, log-probs, losses and optimizer state stay float32")
     progress: bool = True
     stop_at_success: Optional[float] = param(None, min=0.0, max=1.0,
                                              doc="stop once an evaluation reaches this success rate")
+    wandb: WandbConfig = field(default_factory=WandbConfig)
 
 
 def check_agent_env(agent: AgentConfig, active_dims: list[str], file: str = "config") -> None:

@@ -41,6 +41,58 @@ _MISSING = dataclasses.MISSING
 UNBOUNDED_MAGNITUDE = 1e9
 
 
+class ConfigSource(str):
+    """A config file's name that also knows the ``--set`` items applied over the file.
+
+    An error about a key then names what gave the key its value: ``--set
+    train.batch_size=-3: 'train.batch_size' = -3 is out of range [1, 65536]``, not the
+    file, which holds no -3. It is the file's name as a ``str``, so every message that
+    takes a file takes it unchanged.
+    """
+
+    overrides: tuple[tuple[str, str], ...]  # (dotted key, the whole item), in the order applied
+    flag: str
+
+    def __new__(cls, file: str, overrides: Any = (), flag: str = "--set") -> "ConfigSource":
+        obj = super().__new__(cls, file)
+        obj.overrides = tuple((".".join(item.split("=", 1)[0].strip().split(".")), item)
+                              for item in overrides if isinstance(item, str) and "=" in item)
+        obj.flag = flag
+        return obj
+
+    def of(self, where: str) -> str:
+        """Where the value at dotted key ``where`` came from: the last item that set it (or a
+        mapping or list holding it), else the file."""
+        for key, item in reversed(self.overrides):
+            if where == key or where.startswith((key + ".", key + "[")):
+                return f"{self.flag} {shown_item(item)}"
+        return str(self)
+
+    def around(self, where: str) -> str:
+        """For a check across the keys under ``where`` (all keys when empty): the file, and the
+        items that set any of them."""
+        items = [item for key, item in self.overrides
+                 if not where or key == where or key.startswith(where + ".") or where.startswith(key + ".")]
+        if not items:
+            return str(self)
+        return f"{self} with " + " ".join(f"{self.flag} {shown_item(i)}" for i in items)
+
+
+def shown_item(item: str) -> str:
+    """An override as typed, or cut short and quoted when it would not fit one readable line."""
+    return item if item.isprintable() and len(item) <= 80 else show(item)
+
+
+def source_of(file: str, where: str) -> str:
+    """What an error about the value at ``where`` names: its ``--set`` item, or the file."""
+    return file.of(where) if isinstance(file, ConfigSource) else file
+
+
+def source_around(file: str, where: str) -> str:
+    """What an error about several keys under ``where`` names: the file, with the items that set them."""
+    return file.around(where) if isinstance(file, ConfigSource) else file
+
+
 
 def param(default: Any = _MISSING, *, min: Any = None, max: Any = None, finite: bool = True,
           default_factory: Any = _MISSING, doc: str = "") -> Any:
@@ -63,25 +115,27 @@ def build(cls: type[T], data: Any, *, file: str, where: str = "") -> T:
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{file}: {repr(where) if where else 'the top level'} must be a mapping, got {_kind(data)}")
+        raise ConfigError(f"{source_of(file, where)}: {repr(where) if where else 'the top level'} must be a mapping, "
+                          f"got {_kind(data)}")
     hints = get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     for key in data:
         if key not in fields:
             hint = difflib.get_close_matches(str(key), list(fields), n=1)
             suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
-            raise ConfigError(f"{file}: unknown key '{join_key(where, key)}'{suggestion}")
+            full = join_key(where, key)
+            raise ConfigError(f"{source_of(file, full)}: unknown key '{full}'{suggestion}")
     kwargs: dict[str, Any] = {}
     for name, f in fields.items():
         key = join_key(where, name)
         if name in data:
             kwargs[name] = _convert(hints[name], data[name], file=file, where=key, limits=_Limits.of(f))
         elif f.default is _MISSING and f.default_factory is _MISSING:
-            raise ConfigError(f"{file}: missing required key '{key}'")
+            raise ConfigError(f"{source_of(file, key)}: missing required key '{key}'")
     try:
         obj = cls(**kwargs)
     except (ValueError, TypeError, ArithmeticError) as err:
-        raise ConfigError(f"{file}: {where or 'config'}: {err}") from None
+        raise ConfigError(f"{source_around(file, where)}: {where or 'config'}: {err}") from None
     return obj
 
 
@@ -114,14 +168,14 @@ class _Limits:
         NaN is caught first: every comparison with it is False, so no range holds it back.
         """
         if self.finite and isinstance(value, float) and not math.isfinite(value):
-            raise _BadNumber(f"{file}: '{where}' must be a finite number, got {value!r}")
+            raise _BadNumber(f"{source_of(file, where)}: '{where}' must be a finite number, got {value!r}")
         lo, hi = self.lo, self.hi
         if self.finite:
             lo = -UNBOUNDED_MAGNITUDE if lo is None else lo
             hi = UNBOUNDED_MAGNITUDE if hi is None else hi
         if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise _BadNumber(f"{file}: '{where}' = {show(value)} is out of range [{_bound(lo, '-inf')}, "
-                             f"{_bound(hi, 'inf')}]")
+            raise _BadNumber(f"{source_of(file, where)}: '{where}' = {show(value)} is out of range "
+                             f"[{_bound(lo, '-inf')}, {_bound(hi, 'inf')}]")
 
 
 _NO_LIMITS = _Limits()
@@ -149,7 +203,7 @@ def _convert(tp: Any, value: Any, *, file: str, where: str, limits: _Limits = _N
     if origin is Literal:
         if value not in args:
             choices = ", ".join(repr(a) for a in args)
-            raise ConfigError(f"{file}: '{where}' must be one of {choices}, got {show(value)}")
+            raise ConfigError(f"{source_of(file, where)}: '{where}' must be one of {choices}, got {show(value)}")
         return value
     if dataclasses.is_dataclass(tp):
         return build(tp, value, file=file, where=where)
@@ -159,17 +213,17 @@ def _convert(tp: Any, value: Any, *, file: str, where: str, limits: _Limits = _N
         return _convert_mapping(args, value, file=file, where=where, limits=limits)
     if tp is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{file}: '{where}' must be true or false, got {show(value)}")
+            raise ConfigError(f"{source_of(file, where)}: '{where}' must be true or false, got {show(value)}")
         return value
     if tp in (int, float):
         return _convert_number(tp, value, file=file, where=where, limits=limits)
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{file}: '{where}' must be a string, got {show(value)}")
+            raise ConfigError(f"{source_of(file, where)}: '{where}' must be a string, got {show(value)}")
         return value
     if isinstance(tp, type) and isinstance(value, tp):
         return value
-    raise ConfigError(f"{file}: '{where}' has an unsupported type {tp!r}")
+    raise ConfigError(f"{source_of(file, where)}: '{where}' has an unsupported type {tp!r}")
 
 
 def _convert_union(args: tuple, value: Any, *, file: str, where: str, limits: _Limits) -> Any:
@@ -186,15 +240,15 @@ def _convert_union(args: tuple, value: Any, *, file: str, where: str, limits: _L
         except ConfigError as err:
             errors.append(str(err))
     raise ConfigError(errors[0] if len(errors) == 1 else
-                      f"{file}: '{where}' has the wrong type ({_kind(value)})")
+                      f"{source_of(file, where)}: '{where}' has the wrong type ({_kind(value)})")
 
 
 def _convert_sequence(origin: Any, args: tuple, value: Any, *, file: str, where: str, limits: _Limits) -> Any:
     if not isinstance(value, (list, tuple)):
-        raise ConfigError(f"{file}: '{where}' must be a list, got {_kind(value)}")
+        raise ConfigError(f"{source_of(file, where)}: '{where}' must be a list, got {_kind(value)}")
     if origin is tuple and args and args[-1] is not Ellipsis:
         if len(value) != len(args):
-            raise ConfigError(f"{file}: '{where}' must have {len(args)} items, got {len(value)}")
+            raise ConfigError(f"{source_of(file, where)}: '{where}' must have {len(args)} items, got {len(value)}")
         return tuple(_convert(a, v, file=file, where=f"{where}[{i}]", limits=limits.item(i))
                      for i, (a, v) in enumerate(zip(args, value)))
     item_t = args[0] if args else Any
@@ -204,13 +258,13 @@ def _convert_sequence(origin: Any, args: tuple, value: Any, *, file: str, where:
 
 def _convert_mapping(args: tuple, value: Any, *, file: str, where: str, limits: _Limits) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise ConfigError(f"{file}: '{where}' must be a mapping, got {_kind(value)}")
+        raise ConfigError(f"{source_of(file, where)}: '{where}' must be a mapping, got {_kind(value)}")
     _, val_t = args if args else (Any, Any)
     out: dict[str, Any] = {}
     for k, v in value.items():
         key = join_key(where, k)
         if str(k) in out:
-            raise ConfigError(f"{file}: duplicate key '{key}' (two keys that read the same as text)")
+            raise ConfigError(f"{source_of(file, key)}: duplicate key '{key}' (two keys that read the same as text)")
         out[str(k)] = _convert(val_t, v, file=file, where=key, limits=limits)
     return out
 
@@ -218,11 +272,11 @@ def _convert_mapping(args: tuple, value: Any, *, file: str, where: str, limits: 
 def _convert_number(tp: type, value: Any, *, file: str, where: str, limits: _Limits) -> int | float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (tp is int and isinstance(value, float)):
         what = "an integer" if tp is int else "a number"
-        raise ConfigError(f"{file}: '{where}' must be {what}, got {show(value)}")
+        raise ConfigError(f"{source_of(file, where)}: '{where}' must be {what}, got {show(value)}")
     if tp is float:
         try:
             value = float(value)
         except OverflowError:  # an integer beyond any float
-            raise _BadNumber(f"{file}: '{where}' = {show(value)} is out of range") from None
+            raise _BadNumber(f"{source_of(file, where)}: '{where}' = {show(value)} is out of range") from None
     limits.check(value, file=file, where=where)
     return value

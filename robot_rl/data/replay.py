@@ -22,13 +22,17 @@ length ``T``: for two 128x128 RGB cameras 98.4 KB, or 99.4 KB with 100-step epis
 that time out (:meth:`ReplayBuffer.bytes_per_transition`).
 
 The online and demo buffers are two instances; :func:`sample_mixed` draws a batch from
-both (HIL-SERL/RLPD: half and half).
+both (HIL-SERL/RLPD: half and half). Sampling is two steps, so that the second can run
+on another thread without touching the random generator: :func:`plan_mixed` draws which
+slots (the only use of ``rng``), :func:`gather_mixed` copies them out, optionally into
+arrays the caller allocates (pinned memory for a GPU). Gathering only reads the buffer;
+the caller must not add to it meanwhile (see :mod:`robot_rl.training.prefetch`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -47,6 +51,11 @@ _FIELDS = {  # per-slot transition data besides the frame: name -> dtype
     "step": np.int64,
 }
 _NONE = -1
+
+#: Allocates an output array ``(shape, dtype)`` for :func:`gather_mixed`; ``np.empty`` by default.
+Alloc = Callable[[tuple[int, ...], np.dtype], np.ndarray]
+#: Which slots of which buffer a batch takes, in batch order (what :func:`plan_mixed` returns).
+Plan = list[tuple["ReplayBuffer", np.ndarray]]
 
 
 class _Pending(NamedTuple):
@@ -165,10 +174,14 @@ class ReplayBuffer:
     def sample(self, batch_size: int, rng: np.random.Generator, n_step: int = 1,
                discount: float = 1.0) -> dict[str, Any]:
         """``batch_size`` transitions drawn uniformly with replacement (numpy arrays)."""
+        return self.gather(self.sample_slots(batch_size, rng), n_step, discount)
+
+    def sample_slots(self, batch_size: int, rng: np.random.Generator) -> np.ndarray:
+        """The slots :meth:`sample` would gather: ``batch_size`` valid slots, uniform with replacement."""
         idx = self.valid_indices()
         if idx.size == 0:
             raise ValueError("cannot sample from an empty replay buffer")
-        return self.gather(idx[rng.integers(0, idx.size, size=batch_size)], n_step, discount)
+        return idx[rng.integers(0, idx.size, size=batch_size)]
 
     def gather(self, slots: np.ndarray, n_step: int = 1, discount: float = 1.0) -> dict[str, Any]:
         """The transitions starting at ``slots``; with ``n_step > 1``, n-step transitions.
@@ -179,6 +192,13 @@ class ReplayBuffer:
         (per row) is how many steps were taken: the bootstrap factor is
         ``discount**steps``. ``discount`` must be the agent's.
         """
+        batch, nxt = self.gather_fields(slots, n_step, discount)
+        return {"obs": {k: v[slots] for k, v in self.frames.items()},
+                "next_obs": {k: v[nxt] for k, v in self.frames.items()}, **batch}
+
+    def gather_fields(self, slots: np.ndarray, n_step: int = 1,
+                      discount: float = 1.0) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """:meth:`gather` without the frames: the per-row arrays, and the slots of each row's next frame."""
         f = self.fields
         reward = f["reward"][slots].astype(np.float32)
         penalty = f["grasp_penalty"][slots].astype(np.float32)
@@ -202,8 +222,6 @@ class ReplayBuffer:
             steps[go] += 1
             ended |= ~go
         return {
-            "obs": {k: v[slots] for k, v in self.frames.items()},
-            "next_obs": {k: v[nxt] for k, v in self.frames.items()},
             "action": self.action[slots],
             "reward": reward,
             "terminated": terminated.astype(np.float32),
@@ -211,7 +229,7 @@ class ReplayBuffer:
             "grasp_penalty": penalty,
             "steps": steps.astype(np.float32),
             "intervened": f["intervened"][slots],
-        }
+        }, nxt
 
     def bytes_per_slot(self) -> int:
         frame = sum(v.itemsize * int(np.prod(v.shape[1:])) for v in self.frames.values())
@@ -287,16 +305,50 @@ def sample_mixed(online: ReplayBuffer, demo: ReplayBuffer | None, batch_size: in
     An empty buffer gives its share to the other one, so training can start with demos
     only or with no demos at all.
     """
+    return gather_mixed(plan_mixed(online, demo, batch_size, demo_fraction, rng), n_step, discount)
+
+
+def plan_mixed(online: ReplayBuffer, demo: ReplayBuffer | None, batch_size: int, demo_fraction: float,
+               rng: np.random.Generator) -> Plan:
+    """The slots :func:`sample_mixed` takes (online first, then demo): all it draws from ``rng``."""
     n_demo = int(round(batch_size * demo_fraction)) if demo is not None and len(demo) else 0
     if len(online) == 0:
         n_demo = batch_size
     n_online = batch_size - n_demo
-    parts = []
+    plan: Plan = []
     if n_online:
-        parts.append(online.sample(n_online, rng, n_step, discount))
+        plan.append((online, online.sample_slots(n_online, rng)))
     if n_demo:
-        parts.append(demo.sample(n_demo, rng, n_step, discount))  # type: ignore[union-attr]
-    return parts[0] if len(parts) == 1 else concat_batches(parts)
+        plan.append((demo, demo.sample_slots(n_demo, rng)))  # type: ignore[arg-type, union-attr]
+    return plan
+
+
+def gather_mixed(plan: Plan, n_step: int = 1, discount: float = 1.0, alloc: Alloc | None = None) -> dict[str, Any]:
+    """The batch ``plan`` names, rows in plan order.
+
+    Frames (the bulk of an image batch) are copied once, straight into arrays from
+    ``alloc`` when given (e.g. pinned host memory, so a GPU copy can be asynchronous);
+    the small per-row arrays are concatenated as usual.
+    """
+    if alloc is None and len(plan) == 1:
+        buffer, slots = plan[0]
+        return buffer.gather(slots, n_step, discount)
+    alloc = alloc or np.empty
+    parts, nexts = zip(*(buffer.gather_fields(slots, n_step, discount) for buffer, slots in plan))
+    out = concat_batches(list(parts)) if len(parts) > 1 else dict(parts[0])
+    rows = sum(len(slots) for _, slots in plan)
+    for name, which in (("obs", [slots for _, slots in plan]), ("next_obs", list(nexts))):
+        frames = {}
+        for key, store in plan[0][0].frames.items():
+            dest = alloc((rows, *store.shape[1:]), store.dtype)
+            start = 0
+            for (buffer, _), idx in zip(plan, which):
+                # mode="clip": slots are valid already, and "raise" would copy through a temporary
+                np.take(buffer.frames[key], idx, axis=0, out=dest[start:start + len(idx)], mode="clip")
+                start += len(idx)
+            frames[key] = dest
+        out[name] = frames
+    return out
 
 
 def concat_batches(parts: list[dict[str, Any]]) -> dict[str, Any]:

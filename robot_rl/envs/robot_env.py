@@ -153,10 +153,14 @@ class RobotEnv(gym.Env):
         return obs, float(success), success, False, info
 
     def render(self) -> np.ndarray | None:
-        if self.render_mode != "rgb_array":
+        """Every camera the env has, side by side (in the order they were given; shorter
+        images padded with black at the bottom), so one video shows the whole scene."""
+        if self.render_mode != "rgb_array" or not self._all_cameras:
             return None
-        camera = self._all_cameras.get("front") or next(iter(self._all_cameras.values()), None)
-        return None if camera is None else camera.read().image
+        images = [np.asarray(camera.read().image) for camera in self._all_cameras.values()]
+        height = max(image.shape[0] for image in images)
+        return np.concatenate([np.pad(image, ((0, height - image.shape[0]), (0, 0), (0, 0))) for image in images],
+                              axis=1)
 
     def close(self) -> None:
         self.robot.close()

@@ -167,6 +167,16 @@ def wrap_env(env: gym.Env, cfg: Config) -> gym.Env:
     return gym.wrappers.TimeLimit(env, max_episode_steps=cfg.env.max_episode_steps)
 
 
+def wrapped_in(env: gym.Env, cls: type) -> bool:
+    """Whether ``env`` or any wrapper inside it is a ``cls`` (the outermost one may be a viewer)."""
+    layer: Any = env
+    while isinstance(layer, gym.Wrapper):
+        if isinstance(layer, cls):
+            return True
+        layer = layer.env
+    return isinstance(layer, cls)
+
+
 def outer_action(env: gym.Env, full_action: np.ndarray) -> np.ndarray:
     """Express a 7-D base-frame RobotEnv action in ``env``'s (outermost) action space."""
     chain = []

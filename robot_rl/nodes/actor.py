@@ -264,6 +264,7 @@ class ActorSession:
         from robot_rl.config.learning import default_actor_id
         from robot_rl.envs import EnvParts
         from robot_rl.envs.intervention import HumanIntervention
+        from robot_rl.envs.wrappers import wrapped_in
 
         self.cfg = cfg
         self.parts = parts
@@ -293,7 +294,7 @@ class ActorSession:
             from robot_rl.reward.collect import check_frame_cameras
 
             check_frame_cameras(cfg, env.observation_space)
-        if cfg.ros.policy == "human" and not isinstance(env, HumanIntervention):
+        if cfg.ros.policy == "human" and not wrapped_in(env, HumanIntervention):  # a live view may wrap it
             raise ConfigError(f"ros.policy is 'human' but intervention.device is '{cfg.intervention.device}': "
                               "name the person's device (spacemouse, keyboard, or spacemouse+keyboard)")
         env = StopOnRequest(env, self._stop)

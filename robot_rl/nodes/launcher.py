@@ -15,12 +15,17 @@
   ``ros.episodes``) and the other nodes are stopped as above, as ``ros2 launch`` does
   for nodes launched with ``on_exit=Shutdown()``.
 
+Progress goes to stderr (a bar on a terminal, else a status line every
+``progress_every_s``): which nodes are up, and the episodes the actor nodes finished, read
+from their ``episode N: success in ...`` lines (:class:`robot_rl.nodes.actor.EpisodeBook`).
+
 The exit status is 0 when every node exited with 0, else 1.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -30,6 +35,10 @@ from pathlib import Path
 from typing import IO, Optional
 
 from robot_rl.nodes.description import GraphDescription
+from robot_rl.training.progress import Progress
+
+#: The line an actor node logs at each episode end (robot_rl.nodes.actor.EpisodeBook).
+EPISODE_LINE = re.compile(r"\bepisode \d+: (success|no success) in \d+ steps")
 
 
 def describe_exit(code: int) -> str:
@@ -44,7 +53,8 @@ def describe_exit(code: int) -> str:
 class Launcher:
     def __init__(self, graph: GraphDescription, run_dir: str | Path, *, python: str = sys.executable,
                  env: Optional[dict[str, str]] = None, out: Optional[IO[str]] = None,
-                 stop_timeout_s: float = 10.0) -> None:
+                 stop_timeout_s: float = 10.0, episodes: int = 0, progress: bool = True,
+                 progress_every_s: float = 10.0, status: Optional[IO[str]] = None) -> None:
         self.graph = graph
         self.run_dir = Path(run_dir)
         self.python = python
@@ -58,6 +68,9 @@ class Launcher:
         self._out_lock = threading.Lock()
         self._signals = 0
         self.params_file: Optional[Path] = None
+        self.episodes = self.successes = 0
+        self.progress = Progress("launch", total=episodes or None, unit="episode", enabled=progress,
+                                 every_s=progress_every_s, stream=status)
 
     # --- output ----------------------------------------------------------------------
 
@@ -68,7 +81,11 @@ class Launcher:
 
     def _pump(self, name: str, stream: IO[str]) -> None:
         for line in stream:
+            ended = EPISODE_LINE.search(line)
             with self._out_lock:
+                if ended:
+                    self.episodes += 1
+                    self.successes += ended.group(1) == "success"
                 self.out.write(f"[{name}] {line if line.endswith(chr(10)) else line + chr(10)}")
                 self.out.flush()
         stream.close()
@@ -88,6 +105,12 @@ class Launcher:
             pump.start()
             self._pumps.append(pump)
             self.say(f"started {spec.name} (pid {proc.pid})")
+
+    def progress_fields(self) -> dict[str, str]:
+        """The figures of the progress display: the nodes up, and the successes so far."""
+        up = self.running()
+        return {"successes": str(self.successes), "nodes up": f"{len(up)}/{len(self.graph.nodes)}",
+                "up": " ".join(up) or "none"}
 
     def running(self) -> list[str]:
         return [name for name, proc in self.procs.items() if proc.poll() is None]
@@ -144,6 +167,8 @@ class Launcher:
                 if self._signals:
                     self.say("stopping every node (SIGINT)")
                     break
+                if self.progress.due():
+                    self.progress.show(self.episodes, self.progress_fields())
                 time.sleep(0.05)
         finally:
             self.stop()
@@ -151,6 +176,7 @@ class Launcher:
                 signal.signal(sig, handler)
             for pump in self._pumps:
                 pump.join(timeout=2.0)
+            self.progress.close(self.episodes, self.progress_fields())
         self.say("exit codes: " + ", ".join(f"{n} {describe_exit(c)}" for n, c in self.exit_codes.items()))
         return 0 if all(code == 0 for code in self.exit_codes.values()) else 1
 

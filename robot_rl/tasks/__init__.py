@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from robot_rl import config as _config
+from robot_rl.config.bases import read_config_file
+from robot_rl.config.loader import ConfigSource
 from robot_rl.errors import ConfigError
 from robot_rl.tasks.spec import TaskSpec
 
@@ -93,14 +95,15 @@ def config_from_dict(data: dict[str, Any], file: str = "<config>") -> "Config":
 
 
 def load_config(path: str | Path, overrides: Iterable[str] = ()) -> "Config":
-    """Load and check a session config file; ``overrides`` are ``key.sub=value`` strings."""
+    """Load and check a session config file (with its ``base``, :mod:`robot_rl.config.bases`);
+    ``overrides`` are ``key.sub=value`` strings."""
     path = Path(path)
     overrides = list(overrides)
-    data = _config.apply_overrides(_config.read_yaml(path), overrides)
+    data = _config.apply_overrides(read_config_file(path), overrides)
     task = data.get("task")
     name = task.get("name") if isinstance(task, dict) else None
     _config.check_override_keys(overrides, params_class, name if isinstance(name, str) and name else task_names()[0])
-    return config_from_dict(data, file=str(path))
+    return config_from_dict(data, file=ConfigSource(str(path), overrides))  # value errors name their --set
 
 
 __all__ = ["FOLDERS", "TaskSpec", "all_tasks", "config_from_dict", "get_task", "load_config", "make_task",

@@ -5,6 +5,10 @@
 * :mod:`~robot_rl.training.learner`: the update-to-data ratio and demo/online sampling,
   shared by the trainer and the learner process;
 * :mod:`~robot_rl.training.evaluation`: deterministic seeded evaluation and its video;
+* :mod:`~robot_rl.training.metrics` (with :mod:`~robot_rl.training.frames`,
+  :mod:`~robot_rl.training.curves` and :mod:`~robot_rl.training.wandb_log`): what a run
+  shows: TensorBoard scalars, config, hyperparameters and eval videos, the success PNG,
+  and W&B when asked;
 * :mod:`~robot_rl.training.checkpoint` and :mod:`~robot_rl.training.saved_policy`: the
   one checkpoint format (no pickle) every run writes, and the policy read back from it
   (``robot-rl eval``, ``ros.policy=checkpoint``);

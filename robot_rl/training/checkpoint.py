@@ -80,7 +80,12 @@ RESUME_MAY_CHANGE = frozenset({
     "train.total_env_steps", "train.eval_every", "train.eval_episodes", "train.checkpoint_every",
     "train.log_every", "train.progress", "train.stop_at_success", "train.device", "train.torch_threads",
     "train.run_dir", "train.demos", "train.scripted_demos", "train.scripted_demo_noise",
+    "train.eval_video_episodes", "train.wandb",  # what is logged where, not what is learned
     "learning.token",  # never saved (see checkpoint_config)
+    "viz",  # the live view watches a run; it changes nothing the run learns
+    # how the updates execute, not what they compute (bf16 and compile within the tolerances
+    # tests/agents/test_execution.py states; prefetching is exact)
+    "train.prefetch", "train.prefetch_depth", "train.compile", "train.precision",
 })
 
 

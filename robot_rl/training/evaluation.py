@@ -6,12 +6,17 @@ action. Evaluation uses its own env and no shared RNG, so it never changes what
 training does next (a resumed run stays identical to an uninterrupted one).
 
 :class:`EpisodeVideo` wraps the evaluation env to write what it renders into one MP4,
-so watching an evaluation costs nothing but the wrapper (``robot-rl eval`` uses it).
+so watching an evaluation costs nothing but the wrapper: the episodes in the video are
+episodes the success rate is computed on, never extra ones. ``robot-rl eval`` records
+all of its episodes; training records the first ``train.eval_video_episodes`` of each
+evaluation and also keeps their frames for TensorBoard and W&B. Each frame is labelled
+with its episode, step and return so far; the episode's last frame, held for
+:data:`HOLD_S` seconds, gets a green (success) or red (failure) border.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +27,10 @@ from robot_rl.agents.policy import Policy
 from robot_rl.data.durable import durable_rename
 from robot_rl.data.rollout import ActorLoop, Deterministic
 from robot_rl.errors import RobotRLError
+from robot_rl.training.frames import as_frame, label, mark_outcome
+
+#: How long the marked last frame of an episode stays on screen, in seconds of video.
+HOLD_S = 0.5
 
 
 @dataclass
@@ -30,6 +39,8 @@ class EvalResult:
     mean_return: float
     mean_length: float
     episodes: int
+    lengths: list[int] = field(default_factory=list)  # per episode, in the order of their seeds
+    successes: list[bool] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, float]:
         return {"success_rate": self.success_rate, "return": self.mean_return, "length": self.mean_length}
@@ -44,45 +55,92 @@ def evaluate(env: gym.Env, policy: Policy, episodes: int, seed: int) -> EvalResu
     return EvalResult(success_rate=float(np.mean([s.success for s in stats])) if stats else 0.0,
                       mean_return=float(np.mean([s.ret for s in stats])) if stats else 0.0,
                       mean_length=float(np.mean([s.length for s in stats])) if stats else 0.0,
-                      episodes=len(stats))
+                      episodes=len(stats), lengths=[int(s.length) for s in stats],
+                      successes=[bool(s.success) for s in stats])
+
+
+def hold_frames(fps: float) -> int:
+    """How many copies of an episode's marked last frame follow it (:data:`HOLD_S` at ``fps``)."""
+    return max(1, round(HOLD_S * fps))
+
+
+MIN_VIDEO_HEIGHT = 128  # pixels; smaller renders are scaled up by a whole factor
 
 
 class EpisodeVideo(gym.Wrapper):
     """Writes the frame ``env.render()`` returns after every reset and step into one MP4.
 
-    The env needs ``render_mode="rgb_array"``. The video is written as
-    ``<name>.partial.mp4`` and renamed to ``path`` by :meth:`finish`, so a file under the
-    final name is always a whole video (OpenCV picks the container by the extension,
-    hence not ``.mp4.tmp``).
+    The env needs ``render_mode="rgb_array"``. Only the first ``episodes`` episodes are
+    recorded (all when None); later ones are not rendered at all. An episode of ``n``
+    steps gives ``1 + n + hold_frames(fps)`` frames: its reset, its steps, and its last
+    frame marked with the outcome (``info["success"]`` of its last step) and held.
+    ``keep_frames`` also keeps the written frames in :attr:`kept` (for TensorBoard and
+    W&B). The video is written as ``<name>.partial.mp4`` and renamed to ``path`` by
+    :meth:`finish`, so a file under the final name is always a whole video (OpenCV picks
+    the container by the extension, hence not ``.mp4.tmp``).
     """
 
-    def __init__(self, env: gym.Env, path: str | Path, fps: float | None = None) -> None:
+    def __init__(self, env: gym.Env, path: str | Path, fps: float | None = None, *, episodes: int | None = None,
+                 keep_frames: bool = False) -> None:
         super().__init__(env)
         self.path = Path(path)
         self.partial = self.path.with_name(self.path.stem + ".partial" + self.path.suffix)
-        self.fps = float(fps or env.metadata.get("render_fps") or 10)
+        self.fps = float(fps if fps is not None else env.metadata.get("render_fps") or 10)
+        if not np.isfinite(self.fps) or self.fps <= 0:
+            raise RobotRLError(f"video frame rate must be positive, got {fps}")
+        self.max_episodes = episodes
+        self.keep_frames = keep_frames
+        self.kept: list[np.ndarray] = []
         self.frames = 0
+        self.episodes = 0  # episodes started while recording
         self.size: tuple[int, int] | None = None  # (width, height)
         self._writer: Any = None
+        self._recording = False
+        self._t = 0
+        self._return = 0.0
 
     def reset(self, **kwargs: Any):
         obs, info = self.env.reset(**kwargs)
-        self._record()
+        self._recording = self.max_episodes is None or self.episodes < self.max_episodes
+        if self._recording:
+            self.episodes += 1
+            self._t, self._return = 0, 0.0
+            self._write(label(self._render(), self._caption()))
         return obs, info
 
     def step(self, action: Any):
         result = self.env.step(action)
-        self._record()
+        if self._recording:
+            _, reward, terminated, truncated, info = result
+            self._t += 1
+            self._return += float(reward) if np.isfinite(reward) else 0.0
+            frame = self._render()
+            if terminated or truncated:
+                marked = mark_outcome(frame, bool(info.get("success", False)), self._caption())
+                for _ in range(1 + hold_frames(self.fps)):
+                    self._write(marked)
+                self._recording = False
+            else:
+                self._write(label(frame, self._caption()))
         return result
 
-    def _record(self) -> None:
-        import cv2  # only an evaluation that records needs OpenCV
+    def _caption(self) -> str:
+        return f"ep {self.episodes}  t {self._t}  R {self._return:.2f}"
 
+    def _render(self) -> np.ndarray:
         frame = self.env.render()
         if frame is None:
             raise RobotRLError("the env renders no frames for the video (it needs render_mode='rgb_array' "
                                "and a camera)")
-        frame = np.asarray(frame, dtype=np.uint8)
+        frame = as_frame(frame)
+        # the policy's own small images (32x32 on a CPU) are scaled up by whole pixels, so the
+        # label fits above the scene instead of covering it
+        scale = -(-MIN_VIDEO_HEIGHT // frame.shape[0])
+        return np.repeat(np.repeat(frame, scale, axis=0), scale, axis=1) if scale > 1 else frame
+
+    def _write(self, frame: np.ndarray) -> None:
+        import cv2  # only an evaluation that records needs OpenCV
+
         height, width = frame.shape[:2]
         if self._writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,8 +149,13 @@ class EpisodeVideo(gym.Wrapper):
             if not self._writer.isOpened():
                 raise RobotRLError(f"cannot write the video {self.partial} (OpenCV has no mp4v writer here)")
             self.size = (width, height)
+        elif (width, height) != self.size:
+            raise RobotRLError(f"the env rendered a {width}x{height} frame into a {self.size[0]}x{self.size[1]} "
+                               f"video ({self.path})")
         self._writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
         self.frames += 1
+        if self.keep_frames:
+            self.kept.append(frame)
 
     def finish(self) -> Path | None:
         """Close the video and put it in place; its path, or None when no frame was written."""

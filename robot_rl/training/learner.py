@@ -22,6 +22,14 @@ process of the learning plane. Contract:
   critic updates done, so it only grows, and equal versions mean equal weights.
 * :meth:`Learner.state_dict` / :meth:`Learner.load_state_dict` hold the agent (networks,
   optimizers, temperature, its RNG), both buffers, the counters and the sampling RNG.
+* :meth:`Learner.window_metrics` returns each training metric averaged over the updates
+  since its previous call (the logging window), read from device-side sums
+  (:mod:`robot_rl.training.metric_window`): updates never wait for the GPU to log.
+* ``train.prefetch`` prepares the next batches on background threads
+  (:mod:`robot_rl.training.prefetch`); the batches, and so the whole run, are the same
+  with it on or off. ``train.compile`` and ``train.precision`` choose how the update runs
+  (:class:`robot_rl.agents.sac.SACAgent`). ``train.device: cuda`` without a GPU, or
+  ``bf16`` where the GPU lacks it, is a ConfigError here, for every caller.
 """
 
 from __future__ import annotations
@@ -36,11 +44,13 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from robot_rl.agents import make_agent
+from robot_rl.agents.execution import execution_device
 from robot_rl.agents.sac import SACAgent
 from robot_rl.config.agent import AgentConfig, TrainConfig
-from robot_rl.data.replay import ReplayBuffer, sample_mixed
+from robot_rl.data.replay import Alloc, Plan, ReplayBuffer, gather_mixed, plan_mixed, sample_mixed
 from robot_rl.data.transition import Step
+from robot_rl.training.metric_window import MetricWindow
+from robot_rl.training.prefetch import BatchPrefetcher
 
 log = logging.getLogger(__name__)
 
@@ -67,23 +77,37 @@ def _warn_if_replay_exceeds_memory(*buffers: ReplayBuffer) -> None:
                     "lower train.replay_capacity / train.demo_capacity", need / 1e9, ram / 1e9)
 
 
+def prefetch_enabled(train_cfg: TrainConfig, device: torch.device) -> bool:
+    """``train.prefetch``: ``auto`` is on with CUDA (copies overlap GPU work) and off on a CPU,
+    where the update already uses every core and a copy thread would only compete with it."""
+    if train_cfg.prefetch == "auto":
+        return device.type == "cuda"
+    return train_cfg.prefetch == "on"
+
+
 class Learner:
     def __init__(self, agent_cfg: AgentConfig, train_cfg: TrainConfig, obs_space: gym.spaces.Dict,
                  action_space: gym.spaces.Box, seed: int = 0) -> None:
         self.train_cfg = train_cfg
         self.obs_space = obs_space
         self.action_space = action_space
-        self.agent: SACAgent = make_agent(agent_cfg, obs_space, action_space, device=train_cfg.device, seed=seed)
+        device = execution_device(train_cfg.device)
+        self.agent = SACAgent(agent_cfg, obs_space, action_space, device=device, seed=seed,
+                              precision=train_cfg.precision, compile=train_cfg.compile)
         self.encoder = self.agent.policy.encoder
         storage_space = self.encoder.storage_space(obs_space)
         n = int(action_space.shape[0])
         self.online = ReplayBuffer(storage_space, n, train_cfg.replay_capacity)
         self.demo = ReplayBuffer(storage_space, n, train_cfg.demo_capacity)
         _warn_if_replay_exceeds_memory(self.online, self.demo)
-        self.rng = np.random.default_rng(seed + 2)
+        self._rng = np.random.default_rng(seed + 2)
         self.env_steps = 0
-        self.last_metrics: dict[str, float] = {}
+        self.metric_window = MetricWindow()
         self._update_times: list[float] = []
+        self.prefetcher: BatchPrefetcher[Plan] | None = None
+        if prefetch_enabled(train_cfg, device):
+            self.prefetcher = BatchPrefetcher(self._plan, self._gather, lambda: self._rng.bit_generator.state,
+                                              self._set_rng_state, device, train_cfg.prefetch_depth)
 
     # --- data ------------------------------------------------------------------------
 
@@ -100,6 +124,7 @@ class Learner:
     def ingest(self, step: Step, source: int = 0, update_stats: bool = True) -> None:
         """``update_stats=False`` when re-ingesting replay after restoring an agent whose
         state statistics already count these steps."""
+        self._discard_prefetched()
         if update_stats:
             self.encoder.update_normalizer({k: v[None] for k, v in step.obs.items()})
         stored = self._to_storage(step)
@@ -112,6 +137,7 @@ class Learner:
 
     def add_demos(self, episodes: Iterable[list[Step]], update_stats: bool = True) -> int:
         """Add whole demo episodes; returns the number of transitions added."""
+        self._discard_prefetched()
         added = 0
         for episode in episodes:
             if update_stats:
@@ -137,29 +163,90 @@ class Learner:
 
     def sample(self) -> dict[str, Any]:
         """One training batch (numpy), ``demo_fraction`` of it from the demo buffer."""
+        self._discard_prefetched()
         cfg, agent_cfg = self.train_cfg, self.agent.cfg
         return sample_mixed(self.online, self.demo, cfg.batch_size, cfg.demo_fraction, self.rng,
                             n_step=agent_cfg.n_step, discount=agent_cfg.discount)
 
-    def update(self) -> dict[str, float]:
-        """One critic update (and an actor update when its turn comes)."""
+    def _plan(self) -> Plan:
+        cfg = self.train_cfg
+        return plan_mixed(self.online, self.demo, cfg.batch_size, cfg.demo_fraction, self._rng)
+
+    def _gather(self, plan: Plan, alloc: Alloc) -> dict[str, Any]:
+        return gather_mixed(plan, self.agent.cfg.n_step, self.agent.cfg.discount, alloc)
+
+    def _set_rng_state(self, state: Mapping[str, Any]) -> None:
+        self._rng.bit_generator.state = state
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The sampling RNG, as a run without prefetching would have it now.
+
+        Batches drawn ahead are dropped first (see :mod:`robot_rl.training.prefetch`), so
+        whoever reads or sets its state (a checkpoint, a test peeking at the next batch)
+        sees exactly the draws of the batches already used.
+        """
+        self._discard_prefetched()
+        return self._rng
+
+    def _discard_prefetched(self) -> None:
+        if self.prefetcher is not None:
+            self.prefetcher.discard()
+
+    def update(self, ahead: int | None = None) -> dict[str, torch.Tensor]:
+        """One critic update (and an actor update when its turn comes); its metrics as device tensors.
+
+        With prefetching, up to ``ahead`` (default ``train.prefetch_depth``) further
+        batches are prepared meanwhile; they are dropped if data arrives first.
+        """
         start = time.perf_counter()
-        metrics = self.agent.update(batch_to_torch(self.sample(), self.agent.device))
+        if self.prefetcher is not None:
+            batch = self.prefetcher.next(ahead)
+        else:
+            batch = batch_to_torch(self.sample(), self.agent.device)
+        metrics = self.agent.update(batch)
+        self.metric_window.add(metrics)
         self._update_times.append(time.perf_counter() - start)
-        self.last_metrics.update(metrics)
         return metrics
 
     def train(self, max_updates: int | None = None) -> int:
-        """Run the updates the UTD ratio asks for (at most ``max_updates``); returns how many ran."""
+        """Run the updates the UTD ratio asks for (at most ``max_updates``); returns how many ran.
+
+        Batches are prefetched only for the updates of this call: the caller ingests
+        new data next, which would make any further batch drawn ahead a wasted copy.
+        """
         due = self.updates_due()
         if max_updates is not None:
             due = min(due, max_updates)
-        for _ in range(due):
-            self.update()
+        for i in range(due):
+            self.update(ahead=due - 1 - i)
         return due
 
+    def window_metrics(self) -> dict[str, float]:
+        """Each training metric's mean over the updates since the last call; starts a new window.
+
+        The one place update metrics are read back from the device. An empty window
+        (no update since the last call) gives ``{}``.
+        """
+        return self.metric_window.means()
+
+    @property
+    def last_metrics(self) -> dict[str, float]:
+        """The current window's means, without closing it (a read from the device each time)."""
+        return self.metric_window.means(reset=False)
+
+    def close(self) -> None:
+        """Stop the prefetch threads (they also stop when the learner is garbage-collected)."""
+        if self.prefetcher is not None:
+            self.prefetcher.close()
+
     def updates_per_second(self, reset: bool = True) -> float:
-        """Update rate measured over the updates since the last call (update time only)."""
+        """Update rate measured over the updates since the last call (update time only).
+
+        On a GPU this is host time: updates are queued, not waited for, so a short
+        window can read high; over a logging window the bounded CUDA queue makes it the
+        GPU's own rate.
+        """
         times, total = self._update_times, sum(self._update_times)
         rate = len(times) / total if total > 0 else 0.0
         if reset:
@@ -174,12 +261,17 @@ class Learner:
     # --- checkpoints -----------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
-        """Agent and counters (torch-saveable) plus the two buffers (numpy dicts)."""
+        """Agent and counters (torch-saveable) plus the two buffers (numpy dicts).
+
+        Batches drawn ahead are dropped first, so the saved sampling RNG is where an
+        uninterrupted run, prefetching or not, would draw its next batch."""
+        self._discard_prefetched()
         return {"agent": self.agent.state_dict(), "env_steps": self.env_steps,
                 "rng": self.rng.bit_generator.state,
                 "online": self.online.state_dict(), "demo": self.demo.state_dict()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self._discard_prefetched()
         self.agent.load_state_dict(state["agent"])
         self.env_steps = int(state["env_steps"])
         self.rng.bit_generator.state = state["rng"]

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from robot_rl.agents.policy import Policy
-from robot_rl.config import Config, apply_overrides, to_dict
+from robot_rl.config import Config, ConfigSource, apply_overrides, to_dict
 from robot_rl.config.agent import AgentConfig
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
 from robot_rl.tasks import config_from_dict
@@ -86,8 +86,9 @@ def read_run(run_dir: str | Path) -> tuple[dict[str, Any], Path]:
 
 def run_config(state: dict[str, Any], path: Path, overrides: Iterable[str] = ()) -> Config:
     """The config the checkpoint was made with, with ``key=value`` overrides applied."""
-    data = apply_overrides(copy.deepcopy(state["config"]), list(overrides))
-    return config_from_dict(data, file=f"{path} (its config)")
+    overrides = list(overrides)
+    data = apply_overrides(copy.deepcopy(state["config"]), overrides)
+    return config_from_dict(data, file=ConfigSource(f"{path} (its config)", overrides))  # errors name their --set
 
 
 def build_policy(state: dict[str, Any], path: Path, agent_cfg: AgentConfig, obs_space: gym.spaces.Dict,

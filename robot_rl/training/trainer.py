@@ -17,6 +17,12 @@ Run-length rules that keep resume exact:
 So ``--resume`` with a larger ``train.total_env_steps`` continues exactly as if the run
 had never stopped: same buffers, same next batch, same weights.
 
+What a run shows: the first ``train.eval_video_episodes`` episodes of each evaluation
+are filmed into ``videos/eval_<env steps>.mp4`` (and go to TensorBoard and W&B as a
+GIF); at its end the run draws ``success.png`` from ``evals.jsonl``. The progress bar's
+total grows with the episode that runs past ``total_env_steps``, so a finished run's
+bar ends exactly at its total.
+
 What survives a crash (``kill -9``, a power cut) at any moment: every finished online
 episode, logged durably to ``<run_dir>/replay/`` before any update uses it
 (:mod:`robot_rl.training.episode_log`); the last whole checkpoint
@@ -31,6 +37,7 @@ checkpoint and stops (:mod:`robot_rl.training.stopping`); nothing is lost then.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import time
@@ -66,8 +73,9 @@ from robot_rl.training.checkpoint import (
     set_global_rng_state,
     write_run_config,
 )
+from robot_rl.training.curves import plot_success, read_evals
 from robot_rl.training.episode_log import REPLAY_DIR, TrainingLog
-from robot_rl.training.evaluation import evaluate
+from robot_rl.training.evaluation import EpisodeVideo, evaluate
 from robot_rl.training.learner import Learner
 from robot_rl.training.metrics import MetricsLog
 from robot_rl.training.stopping import StopRequest, TrainingStopped, signal_name
@@ -76,15 +84,20 @@ log = logging.getLogger(__name__)
 
 EnvFn = Callable[[Config], gym.Env]
 SourceFn = Callable[[gym.Env, Config], Any]
-_RUN_FILES = (*CHECKPOINT_NAMES, REPLAY_DIR, "tb", "demos", CONFIG_FILE, "evals.jsonl")
+_RUN_FILES = (*CHECKPOINT_NAMES, REPLAY_DIR, "tb", "demos", CONFIG_FILE, "evals.jsonl", "videos", "success.png",
+              "wandb")
+VIDEO_DIR = "videos"  # eval_<env steps>.mp4: the first train.eval_video_episodes episodes of each evaluation
+SUCCESS_PNG = "success.png"  # eval success against env steps, drawn at the end of the run
 
 
 def default_env_fn(cfg: Config, role: str = "train") -> gym.Env:
     """A sim env for ``role`` (see :func:`robot_rl.envs.make_actor_env`): practice with the
-    configured reward and intervention device, demos with the reward only, eval by ground truth."""
+    configured reward and intervention device, demos with the reward only, eval by ground
+    truth (rendering every camera when ``train.eval_video_episodes`` asks for videos)."""
     from robot_rl.assemble import make_actor_env  # sim: imported only when a sim env is built
 
-    return make_actor_env(cfg, role)  # type: ignore[arg-type]
+    render = role == "eval" and cfg.train.eval_video_episodes > 0
+    return make_actor_env(cfg, role, render_mode="rgb_array" if render else None)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -95,10 +108,39 @@ class TrainResult:
     episodes: int
     wall_s: float
     evals: list[dict[str, Any]] = field(default_factory=list)
+    success_png: Path | None = None  # the success curve, when the run evaluated at all
+    practice: dict[str, int] = field(default_factory=dict)  # PracticeTotals.as_dict()
 
     def first_step_reaching(self, success_rate: float, unit: str = "env_steps") -> int | None:
         """Env steps (or ``unit="episodes"``) at the first evaluation with at least ``success_rate``."""
         return next((e[unit] for e in self.evals if e["success_rate"] >= success_rate), None)
+
+
+@dataclass
+class PracticeTotals:
+    """Counts over a run's practice episodes: how much the person did, and how often a
+    learned reward called a success that the task's ground truth did not confirm.
+
+    The classifier counts need ground truth (sim); on hardware they stay 0. Episodes
+    re-ingested from the replay log on resume add their intervened steps only.
+    """
+
+    intervened_steps: int = 0
+    takeovers: int = 0
+    judged_episodes: int = 0  # episodes with both the reward's verdict and ground truth
+    false_successes: int = 0  # the reward said success, ground truth said no
+    missed_successes: int = 0  # ground truth said success, the reward did not
+
+    def add(self, stats: Any) -> None:
+        self.intervened_steps += int(stats.interventions)
+        self.takeovers += int(stats.takeovers)
+        if stats.gt_success is not None:
+            self.judged_episodes += 1
+            self.false_successes += int(bool(stats.success) and not stats.gt_success)
+            self.missed_successes += int(bool(stats.gt_success) and not stats.success)
+
+    def as_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
 
 
 class _TrainingPolicy:
@@ -152,15 +194,17 @@ class Trainer:
         self.act_generator.manual_seed(cfg.seed + 3)
         self.random_rng = np.random.default_rng(cfg.seed + 4)
         self.recent_success: deque[float] = deque(maxlen=20)
+        self.practice = PracticeTotals()
         self.episodes = 0
         self.next_checkpoint = tc.checkpoint_every if tc.checkpoint_every else None
         self._saved_at: int | None = None  # env steps of the last checkpoint this process wrote
+        self._warned_no_render = False
         self._rate_mark = (time.perf_counter(), 0)  # (time, env steps) of the last perf/env_steps_per_s
         if not resume:  # first, so that from here on the run can always be resumed
             write_run_config(self.run_dir, cfg)
         self.replay = TrainingLog(self.run_dir, self.env.observation_space, self.env.action_space,
                                   task=cfg.task.name, env_config=to_dict(cfg.env))
-        self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard)
+        self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard, config=cfg)
         if resume:
             self._restore()
         else:
@@ -211,7 +255,8 @@ class Trainer:
             "actor": self.actor.state_dict(), "global_rng": global_rng_state(),
             "act_generator": self.act_generator.get_state(), "random_rng": self.random_rng.bit_generator.state,
             "trainer": {"episodes": self.episodes, "recent_success": list(self.recent_success),
-                        "next_checkpoint": self.next_checkpoint, "replay_episodes": self.replay.logged},
+                        "next_checkpoint": self.next_checkpoint, "replay_episodes": self.replay.logged,
+                        "practice": self.practice.as_dict()},
         }
         path = save_checkpoint(self.run_dir, state, buffers)
         self._saved_at = self.learner.env_steps
@@ -262,6 +307,7 @@ class Trainer:
         self.episodes = int(state["trainer"]["episodes"])
         self.recent_success.extend(state["trainer"]["recent_success"])
         self.next_checkpoint = state["trainer"]["next_checkpoint"]
+        self.practice = PracticeTotals(**state["trainer"].get("practice", {}))  # absent before it was counted
         if self.cfg.train.checkpoint_every and self.next_checkpoint is None:
             self.next_checkpoint = self.learner.env_steps + self.cfg.train.checkpoint_every
         return int(state["trainer"].get("replay_episodes", self.replay.logged))
@@ -274,6 +320,7 @@ class Trainer:
                 self.learner.ingest(step)  # the restored state statistics do not count these yet
             self.episodes += 1
             self.recent_success.append(float(logged.steps[-1].success))
+            self.practice.intervened_steps += sum(bool(step.intervened) for step in logged.steps)
             self._restore_actor(logged.meta.get("actor"), logged.index)
             held += len(logged.steps)
         return held
@@ -291,14 +338,56 @@ class Trainer:
     # --- evaluation ------------------------------------------------------------------
 
     def evaluate(self) -> dict[str, Any]:
+        """Evaluate the policy; the first ``train.eval_video_episodes`` of these very episodes go
+        into ``videos/eval_<env steps>.mp4`` and, as a GIF, to TensorBoard (and W&B)."""
         tc = self.cfg.train
         if self.eval_env is None:
             self.eval_env = self.make_env("eval")
-        result = evaluate(self.eval_env, self.learner.agent.policy, tc.eval_episodes, tc.eval_seed)
-        record = {"env_steps": self.learner.env_steps, "updates": self.learner.updates_done,
-                  "episodes": self.episodes, **result.as_dict()}
+        n = self.learner.env_steps
+        video = self._eval_video(n)
+        try:
+            result = evaluate(video or self.eval_env, self.learner.agent.policy, tc.eval_episodes, tc.eval_seed)
+        finally:
+            written = video.finish() if video is not None else None
+        record = {"env_steps": n, "updates": self.learner.updates_done, "episodes": self.episodes,
+                  **result.as_dict(), "lengths": result.lengths, "successes": result.successes}
+        if written is not None:
+            record["video"] = str(written.relative_to(self.run_dir))
+            record["video_episodes"] = video.episodes
+            self.metrics.video(video.kept, n, video.fps, caption=f"eval at {n} env steps: first {video.episodes} "
+                               f"episodes, success {result.success_rate:.0%} over {result.episodes}")
         self.metrics.eval(record)
         return record
+
+    def _eval_video(self, n: int) -> EpisodeVideo | None:
+        """The recorder of this evaluation's first episodes, or None (videos off, or an env that
+        does not render, such as a test's own)."""
+        episodes = min(self.cfg.train.eval_video_episodes, self.cfg.train.eval_episodes)
+        if episodes <= 0:
+            return None
+        if getattr(self.eval_env, "render_mode", None) != "rgb_array":
+            if not self._warned_no_render:
+                log.warning("train.eval_video_episodes is %d but the eval env does not render: no eval videos",
+                            episodes)
+                self._warned_no_render = True
+            return None
+        return EpisodeVideo(self.eval_env, self.run_dir / VIDEO_DIR / f"eval_{n}.mp4", episodes=episodes,
+                            keep_frames=True)
+
+    def draw_success_curve(self) -> Path | None:
+        """Draw ``success.png`` from every evaluation of the run (``evals.jsonl``, so a resumed
+        run's curve starts at its beginning); None when there is no evaluation to draw."""
+        evals = self.run_dir / "evals.jsonl"
+        points = read_evals(evals) if evals.is_file() else []
+        if not points:
+            return None
+        try:
+            return plot_success(self.run_dir / SUCCESS_PNG, {self.cfg.task.name: [points]},
+                                title=f"{self.cfg.task.name}: eval success ({self.cfg.train.eval_episodes} episodes)",
+                                target=self.cfg.train.stop_at_success)
+        except RobotRLError as err:  # a curve is not worth failing a finished run for
+            log.warning("no %s: %s", SUCCESS_PNG, err)
+            return None
 
     # --- the loop --------------------------------------------------------------------
 
@@ -310,6 +399,7 @@ class Trainer:
         start = time.perf_counter()
         self._rate_mark = (start, learner.env_steps)
         stop = False
+        curve: Path | None = None
         pbar = _progress(tc.total_env_steps, learner.env_steps, enabled=tc.progress)
         last_eval: dict[str, Any] | None = None
         try:
@@ -320,6 +410,8 @@ class Trainer:
                     self.replay.add(step, self._log_meta() if step.last else None)  # on disk before updates use it
                     learner.train()
                     n = learner.env_steps
+                    if n > pbar.total:  # past total_env_steps the run only finishes its episode: the bar
+                        pbar.total = n  # grows with it, so it never reads 8003/8000
                     pbar.update(1)
 
                     if actor.last_episode is not None:
@@ -339,6 +431,10 @@ class Trainer:
                             self.next_checkpoint += tc.checkpoint_every
                 if self._saved_at != learner.env_steps:
                     self.save()
+                if not request.requested and pbar.total != learner.env_steps:
+                    pbar.total = learner.env_steps  # done (stop_at_success): the bar ends full, at the run's end
+                    pbar.refresh()
+            curve = self.draw_success_curve()
         finally:
             pbar.close()
             metrics.close()
@@ -347,7 +443,8 @@ class Trainer:
                                   f"checkpoint saved in {self.run_dir / 'checkpoint'}: continue the run with the "
                                   "same command and --resume", request.signum)
         return TrainResult(run_dir=self.run_dir, env_steps=learner.env_steps, updates=learner.updates_done,
-                           episodes=self.episodes, wall_s=time.perf_counter() - start, evals=list(metrics.evals))
+                           episodes=self.episodes, wall_s=time.perf_counter() - start, evals=list(metrics.evals),
+                           success_png=curve, practice=self.practice.as_dict())
 
     def _log_meta(self) -> dict[str, Any]:
         """What a resumed run needs of a logged episode besides its steps: the actor's state after it."""
@@ -358,7 +455,7 @@ class Trainer:
         learner, metrics = self.learner, self.metrics
         now = time.perf_counter()
         last_time, last_steps = self._rate_mark
-        metrics.agent_metrics(learner.last_metrics, n)
+        metrics.agent_metrics(learner.window_metrics(), n)
         metrics.scalar("perf/updates_per_s", learner.updates_per_second(), n)
         metrics.scalar("perf/env_steps_per_s", (n - last_steps) / max(now - last_time, 1e-9), n)
         metrics.scalar("buffer/online", len(learner.online), n)
@@ -368,6 +465,7 @@ class Trainer:
     def _episode_done(self, stats: Any, n: int) -> None:
         self.episodes += 1
         self.recent_success.append(float(stats.success))
+        self.practice.add(stats)
         m = self.metrics
         m.scalar("episode/success", float(stats.success), n)
         m.scalar("episode/return", stats.ret, n)
@@ -387,16 +485,18 @@ class Trainer:
         return post
 
     def close(self) -> None:
+        self.learner.close()
         for env in (self.env, self.eval_env):
             if env is not None:
                 env.close()
 
 
-def _progress(total: int, initial: int, enabled: bool) -> Any:
+def _progress(total: int, initial: int, enabled: bool, file: Any = None) -> Any:
+    """The ``train`` bar (on stderr unless ``file``); a resumed run already past ``total`` starts full."""
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, disable=not enabled, unit="step", dynamic_ncols=True,
-                desc="train")
+    return tqdm(total=max(total, initial), initial=initial, disable=not enabled, unit="step", dynamic_ncols=True,
+                desc="train", file=file)
 
 
 def train(cfg: Config, *, resume: bool = False, force: bool = False, env_fn: EnvFn | None = None,
@@ -406,6 +506,10 @@ def train(cfg: Config, *, resume: bool = False, force: bool = False, env_fn: Env
         log.info("train.demo_fraction is %.2f but there are no demos: batches come from online data only",
                  cfg.train.demo_fraction)
     check_agent_env(cfg.agent, list(cfg.env.active_dims))
+    if cfg.train.wandb.enabled:  # before the run directory is touched
+        from robot_rl.training.wandb_log import require_wandb
+
+        require_wandb()
     if cfg.train.device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("train.device is 'cuda' but PyTorch sees no CUDA device")
     trainer = Trainer(cfg, resume=resume, force=force, env_fn=env_fn, source_fn=source_fn, tensorboard=tensorboard)

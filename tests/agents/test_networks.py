@@ -50,6 +50,9 @@ def test_subsample_min_takes_min_over_a_random_pair():
     assert len(seen) > 3  # the subset changes from call to call
     assert max(seen) <= 8.0  # a min over two members is never the largest member
     assert torch.equal(subsample_min(q, 10), torch.zeros(3))  # full set: plain min
+    keys = torch.tensor([0.5, -1.0, 2.0, 0.1, 3.0, 1.0, 1.5, 0.7, 0.9, -0.2])  # drawn by the caller
+    assert torch.equal(subsample_min(q, 3, keys=keys), torch.full((3,), 1.0))  # members 1, 9, 3: min is 1
+    assert torch.equal(subsample_min(q[[4, 6]], 1, keys=torch.tensor([0.3, -0.3])), torch.full((3,), 6.0))
 
 
 def test_tanh_normal_log_prob_matches_torch_transformed_distribution():
@@ -112,3 +115,75 @@ def test_running_normalizer_matches_batch_statistics_and_clips():
     assert np.all(out[:, 2] == 0.0)  # a constant entry stays at 0, not nan
     far = norm(torch.tensor([[0.5 + 1.0, 0.0, 1.0]])).numpy()  # 100 std away: clipped
     assert far[0, 0] == 10.0 and far[0, 2] == 10.0
+
+
+def test_batched_ensemble_equals_separate_critics_with_the_same_weights():
+    """The stacked (members, in, out) ensemble is N ordinary LayerNorm MLPs evaluated at once."""
+    torch.manual_seed(0)
+    members, feature_dim, action_dim = 5, 6, 3
+    critic = CriticEnsemble(feature_dim, action_dim, hidden_dims=(16, 8), num_critics=members)
+    with torch.no_grad():  # non-trivial LayerNorm affines, so a mix-up between members would show
+        for p in critic.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    separate = []
+    for m in range(members):
+        layers, dim = [], feature_dim + action_dim
+        for i, width in enumerate((16, 8)):
+            lin, norm = torch.nn.Linear(dim, width), torch.nn.LayerNorm(width)
+            ens_lin, ens_norm = critic.q.net[3 * i], critic.q.net[3 * i + 1]
+            with torch.no_grad():
+                lin.weight.copy_(ens_lin.weight[m].T)
+                lin.bias.copy_(ens_lin.bias[m, 0])
+                norm.weight.copy_(ens_norm.weight[m, 0])
+                norm.bias.copy_(ens_norm.bias[m, 0])
+            layers += [lin, norm, torch.nn.ReLU()]
+            dim = width
+        out = torch.nn.Linear(dim, 1)
+        with torch.no_grad():
+            out.weight.copy_(critic.q.net[-1].weight[m].T)
+            out.bias.copy_(critic.q.net[-1].bias[m, 0])
+        separate.append(torch.nn.Sequential(*layers, out))
+    features = torch.randn(11, feature_dim, requires_grad=True)
+    action = torch.randn(11, action_dim)
+    batched = critic(features, action)
+    expected = torch.stack([net(torch.cat([features, action], -1)).squeeze(-1) for net in separate])
+    torch.testing.assert_close(batched, expected, rtol=1e-5, atol=1e-6)
+    # gradients too: what the critic loss trains each member with
+    (grad_batched,) = torch.autograd.grad(batched.square().sum(), features, retain_graph=True)
+    (grad_expected,) = torch.autograd.grad(expected.square().sum(), features)
+    torch.testing.assert_close(grad_batched, grad_expected, rtol=1e-5, atol=1e-6)
+    grads = torch.autograd.grad(batched[2].sum(), critic.q.net[0].weight)[0]
+    assert grads[2].abs().sum() > 0 and grads[[0, 1, 3, 4]].abs().sum() == 0
+
+
+def test_ensemble_q_values_stay_float32_under_bf16_autocast():
+    critic = CriticEnsemble(6, 2, (16,), num_critics=3)
+    x, a = torch.randn(4, 6), torch.randn(4, 2)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        q = critic(x, a)
+        hidden = critic.q.net[0](torch.zeros(3, 4, 8))
+    assert q.dtype == torch.float32 and hidden.dtype == torch.bfloat16  # hidden layers do run in bf16
+    torch.testing.assert_close(q, critic(x, a), rtol=0.05, atol=2e-3)
+
+
+def test_random_shift_is_one_batched_crop_per_image_on_the_images_device():
+    """Against a per-image reference: crop of the replicate-padded image at the drawn offsets."""
+    images = torch.rand(6, 3, 10, 12)
+    pad = 3
+    out = random_shift(images, pad, torch.Generator().manual_seed(5))
+    shifts = torch.randint(0, 2 * pad + 1, (2, 6), generator=torch.Generator().manual_seed(5))
+    padded = torch.nn.functional.pad(images, (pad,) * 4, mode="replicate")
+    for i in range(6):
+        r, c = int(shifts[0, i]), int(shifts[1, i])
+        assert torch.equal(out[i], padded[i, :, r:r + 10, c:c + 12]), i
+
+
+def test_running_normalizer_passes_through_until_it_has_two_rows_without_nan():
+    from robot_rl.agents.encoders import RunningNormalizer
+
+    norm = RunningNormalizer(2)
+    x = torch.tensor([[1.0, -2.0]])
+    norm.update(np.array([[3.0, 4.0]]))  # one row: a std would be 0/0
+    assert torch.equal(norm(x), x)
+    norm.update(np.array([[5.0, 4.0]]))
+    torch.testing.assert_close(norm(x), torch.tensor([[(1.0 - 4.0) / 2**0.5, -10.0]]))

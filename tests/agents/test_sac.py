@@ -71,7 +71,7 @@ def test_gripper_critic_drives_the_last_dim_and_alone_sees_the_penalty(point_env
     def losses(penalty):
         a = make_agent(cfg, env.observation_space, env.action_space, seed=0)
         m = a.update({**batch, "grasp_penalty": torch.full_like(batch["reward"], penalty)})
-        return m["critic_loss"], m["gripper_loss"]
+        return float(m["critic_loss"]), float(m["gripper_loss"])
 
     critic0, gripper0 = losses(0.0)
     critic1, gripper1 = losses(-5.0)
@@ -86,7 +86,7 @@ def test_ten_critics_with_a_random_pair_for_the_target(point_env_fn, point_exper
     q = agent.critic(agent.policy.encoder(batch["obs"]), batch["action"])
     assert q.shape == (10, 32)
     metrics = agent.update(batch)
-    assert np.isfinite(metrics["critic_loss"]) and agent.critic_updates == 1
+    assert np.isfinite(float(metrics["critic_loss"])) and agent.critic_updates == 1
 
 
 def test_critic_actor_ratio_and_utd_are_counted(point_env_fn, point_expert_cls):
@@ -122,3 +122,22 @@ def test_interventions_also_go_to_the_demo_buffer(point_env_fn, point_expert_cls
     for row in np.flatnonzero(first_three):  # each next_obs is the obs of the step that followed
         t = next(i for i in range(3) if np.array_equal(steps[i].obs["state"], batch["obs"]["state"][row]))
         np.testing.assert_array_equal(batch["next_obs"]["state"][row], steps[t + 1].obs["state"])
+
+
+def test_sampling_with_given_noise_is_the_distributions_own_sampling():
+    """The update draws its noise first (for torch.compile) and must still sample exactly as
+    TanhNormal does: same values, same gradients, to the last bit."""
+    from robot_rl.agents.distributions import TanhNormal
+    from robot_rl.agents.sac import rsample_with_noise
+
+    torch.manual_seed(0)
+    mean, log_std = torch.randn(64, 3, requires_grad=True), (0.3 * torch.randn(64, 3)).requires_grad_()
+    own = TanhNormal(mean, log_std).rsample_with_log_prob(torch.Generator().manual_seed(9))
+    eps = torch.randn(mean.shape, generator=torch.Generator().manual_seed(9))
+    given = rsample_with_noise(TanhNormal(mean, log_std), eps)
+    for a, b in zip(own, given):
+        assert torch.equal(a, b)
+    grads_own = torch.autograd.grad((own[0].sum() + own[1].sum()), (mean, log_std))
+    grads_given = torch.autograd.grad((given[0].sum() + given[1].sum()), (mean, log_std))
+    for a, b in zip(grads_own, grads_given):
+        assert torch.equal(a, b)

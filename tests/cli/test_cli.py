@@ -23,6 +23,16 @@ def test_rollout_reports_success_and_writes_an_image_strip(tmp_path):
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["episodes"] == 2 and result["success_rate"] == 1.0
     assert (tmp_path / "pickcube_strip.png").stat().st_size > 1000
+    import cv2
+    import numpy as np
+
+    strip = cv2.cvtColor(cv2.imread(result["image_strip"]), cv2.COLOR_BGR2RGB)
+    tile = 2 * 128  # both cameras of configs/pick_cube.yaml side by side, 128 px each
+    assert strip.shape == (128, 12 * tile, 3)  # 12 frames of the first episode, reset to last step
+    last, first = strip[:, -tile:], strip[:, :tile]
+    assert np.abs(last[-2, 8:-8].mean(axis=0) - (0, 200, 0)).max() < 30  # the expert succeeded: a green border
+    assert np.abs(first[-2, 8:-8].mean(axis=0) - (0, 200, 0)).max() > 30  # the first frame is not marked
+    assert first[:10].mean() < first[20:].mean() and (first[:10] > 200).any()  # white text on a dark band
 
 
 @pytest.mark.parametrize("args,env,fragment", [
@@ -30,7 +40,7 @@ def test_rollout_reports_success_and_writes_an_image_strip(tmp_path):
     (["rollout", "--config", "configs/pick_cube.yaml", "--set", "env.speed=3"], None,
      "--set env.speed=3: unknown key 'env.speed'"),
     (["rollout", "--config", "configs/pick_cube.yaml", "--set", "task.name=StackBlocks"], None,
-     "configs/pick_cube.yaml: 'task.name' must be one of"),
+     "robot-rl: --set task.name=StackBlocks: 'task.name' must be one of"),  # a --set value is blamed on --set
     (["rollout", "--config", "configs/pick_cube.yaml", "--episodes", "1"], {"MUJOCO_GL": "bogus"},
      "cannot load MuJoCo's renderer backend MUJOCO_GL=bogus"),
 ])

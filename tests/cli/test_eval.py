@@ -5,7 +5,8 @@ A real ``robot-rl learner`` process trains with one actor (an ActorProcess threa
 ends in a checkpoint; ``robot-rl train`` makes the other kind of run. Then:
 
 * ``robot-rl eval`` runs either in the gymnasium env and writes an MP4 that OpenCV opens,
-  with one frame per reset and step at the front camera's size;
+  with one frame per reset and step and the held, outcome-marked last frame of each
+  episode, every camera side by side;
 * ``robot-rl eval --graph`` runs the learner's policy in the actor node
   (``ros.policy: checkpoint``) beside the sim node, over DDS in a private domain;
 * a missing run, an empty one, a checkpoint whose spaces differ from the config and a
@@ -30,6 +31,7 @@ from graph_harness import private_env  # noqa: E402  (tests/support)
 from robot_rl.cli import main  # noqa: E402
 from robot_rl.paths import resolve_config  # noqa: E402
 from robot_rl.tasks import load_config  # noqa: E402
+from robot_rl.training.evaluation import hold_frames  # noqa: E402
 
 TOKEN = "eval-test-token"
 CONFIG = str(resolve_config("pick_cube"))
@@ -104,7 +106,9 @@ def test_a_learner_trained_policy_runs_in_sim_and_its_video_opens(learner_run, t
     assert 0.0 <= report["success_rate"] <= 1.0 and report["updates"] > 0
     video = Path(report["video"])
     assert video == tmp_path / "eval.mp4" and not list(tmp_path.glob("*.partial.mp4"))
-    front = load_config(CONFIG).cameras["front"]
+    cameras = load_config(CONFIG).cameras
+    front, wrist = cameras["front"], cameras["wrist"]
+    width = front.width + wrist.width  # every camera side by side
     capture = cv2.VideoCapture(str(video))
     try:
         assert capture.isOpened()
@@ -114,12 +118,13 @@ def test_a_learner_trained_policy_runs_in_sim_and_its_video_opens(learner_run, t
             ok, frame = capture.read()
             if not ok:
                 break
-            assert frame.shape == (front.height, front.width, 3)
+            assert frame.shape == (front.height, width, 3)
             frames += 1
     finally:
         capture.release()
-    assert size == (front.width, front.height)
-    assert frames == report["video_frames"] == 2 + round(report["mean_length"] * 2)  # each reset and step
+    assert size == (width, front.height)
+    hold = hold_frames(10.0)  # each episode's marked last frame, held
+    assert frames == report["video_frames"] == 2 * (1 + hold) + round(report["mean_length"] * 2)  # resets, steps
 
 
 def test_the_actor_node_runs_a_learner_trained_policy(learner_run, tmp_path):

@@ -233,7 +233,7 @@ def test_a_robot_config_is_sent_to_the_session_graph(tmp_path, capsys):
     assert f"robot-rl launch {robot} --set ros.policy=human --set ros.demos_dir={tmp_path / 'd'} (" in err
     # A config without the device gets told to name it.
     code = main(["record-demos", "--config", PICK, "--source", "keyboard", "--out", str(tmp_path / "d"),
-                 "--set", "robot.backend=topics"])
+                 "--set", "robot.backend=topics", "--set", "env.obs_mode=pixels"])
     err = capsys.readouterr().err.strip()
     assert code != 0 and "--set ros.demos_dir=" in err and "--set intervention.device=keyboard" in err
     assert not (tmp_path / "d").exists()

@@ -4,7 +4,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from robot_rl.data.replay import ReplayBuffer, sample_mixed
+from robot_rl.data.replay import ReplayBuffer, gather_mixed, plan_mixed, sample_mixed
 from robot_rl.data.transition import Step
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # small learner ops run faster on one thread
@@ -169,3 +169,45 @@ def test_n_step_transitions_sum_rewards_and_stop_at_episode_ends():
     one = buf.gather(slots)  # n_step 1 is the plain transition
     np.testing.assert_array_equal(one["next_obs"]["state"][:, 0], values + 1 - one["terminated"])
     np.testing.assert_array_equal(one["steps"], np.ones(len(slots), np.float32))
+
+
+@pytest.mark.parametrize("n_step", [1, 3])
+def test_planning_then_gathering_into_given_arrays_is_sampling(n_step):
+    """What the prefetch threads do: draw the slots first, copy later into arrays the caller allocates."""
+    online, demo = ReplayBuffer(OBS_SPACE, 1, 100), ReplayBuffer(OBS_SPACE, 1, 100)
+    online.add_episode(episode(0, 10, start=0))
+    online.add_episode(episode(1, 6, start=50, terminated=False))
+    demo.add_episode(episode(0, 10, start=200))
+    rng_a, rng_b = np.random.default_rng(7), np.random.default_rng(7)
+    allocated = []
+
+    def alloc(shape, dtype):
+        allocated.append((shape, np.dtype(dtype)))
+        return np.full(shape, 77, dtype)  # garbage that must be overwritten everywhere
+
+    for fraction in (0.5, 0.0, 1.0):
+        expected = sample_mixed(online, demo, 64, fraction, rng_a, n_step=n_step, discount=0.9)
+        plan = plan_mixed(online, demo, 64, fraction, rng_b)
+        assert [len(slots) for _, slots in plan] == ([32, 32] if fraction == 0.5 else [64])
+        got = gather_mixed(plan, n_step=n_step, discount=0.9, alloc=alloc)
+        assert got.keys() == expected.keys()
+        for key, value in expected.items():
+            if isinstance(value, dict):
+                for k in value:
+                    assert got[key][k].dtype == value[k].dtype
+                    np.testing.assert_array_equal(got[key][k], value[k])
+            else:
+                np.testing.assert_array_equal(got[key], value)
+        if n_step == 1:
+            check_consistent(got)
+    assert rng_a.bit_generator.state == rng_b.bit_generator.state  # planning draws exactly what sampling draws
+    # only the frames (obs and next obs, per camera and state) come from alloc: 4 arrays per batch
+    assert sorted(allocated[:4], key=str) == sorted([((64, 2), np.dtype(np.float32)),
+                                                   ((64, 4, 4, 3), np.dtype(np.uint8))] * 2, key=str)
+    assert len(allocated) == 12
+
+
+def test_planning_from_empty_buffers_is_an_error():
+    empty = ReplayBuffer(OBS_SPACE, 1, 100)
+    with pytest.raises(ValueError, match="cannot sample from an empty replay buffer"):
+        plan_mixed(empty, empty, 8, 0.5, np.random.default_rng(0))

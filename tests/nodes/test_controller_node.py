@@ -31,6 +31,7 @@ def franka_session(tmp_path: Path) -> Path:
                     "workspace": {"pos_low": [0.2, -0.2, 0.3], "pos_high": [0.6, 0.2, 0.6]},
                     "hardware": {"ip": "172.16.0.2", "loop": {"realtime": "ignore", "rt_priority": 0}}}
     cfg["cameras"] = {}
+    cfg["env"].update(obs_mode="pixels", cameras=[])  # a real cell: no ground-truth object state
     cfg["reset"] = {"perturb_pos": [0.01, 0.01, 0.01], "perturb_yaw": 0.0}
     path = tmp_path / "franka.yaml"
     path.write_text(yaml.safe_dump(cfg))

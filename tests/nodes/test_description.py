@@ -52,6 +52,7 @@ def test_pixels_and_a_spacemouse_add_image_and_input_topics_and_the_intervention
 def test_a_real_arm_gets_a_controller_and_one_node_per_camera(tmp_path):
     cfg = yaml.safe_load(PICK.read_text())
     cfg["robot"].update(backend="franka", hardware={"ip": "172.16.0.2"})
+    cfg["env"]["obs_mode"] = "pixels"
     cfg["cameras"] = {"front": {"backend": "realsense", "hardware": {"serial": "123"}},
                       "wrist": {"backend": "opencv", "hardware": {"device": 0}}}
     path = tmp_path / "franka.yaml"

@@ -84,6 +84,8 @@ def test_sim_graph_runs_three_expert_episodes_over_topics(tmp_path):
     assert latency["n"] >= summary["steps"] - 3 and latency["p50_ms"] < 20.0
     assert 90.0 < summary["step_period"]["p50_ms"] < 110.0  # 10 Hz control over topics
     assert "node actor_node finished" in out and re.search(r"sim_node exit code 0\b", out)
+    # progress on stderr (merged here): the last status line counts the same episodes, every node gone
+    assert f"launch: 3/3 episodes, successes {summary['successes']}, nodes up 0/2, up none" in out
 
 
 def test_ctrl_c_stops_every_node_cleanly(tmp_path):

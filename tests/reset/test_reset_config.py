@@ -25,12 +25,12 @@ def test_perturbation_defaults_to_the_task_start_range_and_can_be_set():
 def test_auto_mode_is_the_sim_shortcut_in_sim_and_scripted_on_hardware():
     assert resolve_mode(load_config(PICK)) == "teleport"
     assert resolve_mode(load_config(PICK, ["reset.mode=scripted"])) == "scripted"
-    assert resolve_mode(load_config(PICK, ["robot.backend=topics"])) == "scripted"
+    assert resolve_mode(load_config(PICK, ["robot.backend=topics", "env.obs_mode=pixels"])) == "scripted"
 
 
 def test_teleport_on_hardware_is_refused():
     with pytest.raises(ConfigError, match=r"pick_cube.yaml: .*reset.mode 'teleport' is the sim shortcut"):
-        load_config(PICK, ["robot.backend=topics", "reset.mode=teleport"])
+        load_config(PICK, ["robot.backend=topics", "env.obs_mode=pixels", "reset.mode=teleport"])
 
 
 @pytest.mark.parametrize("overrides,match", [

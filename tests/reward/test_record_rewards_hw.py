@@ -37,9 +37,11 @@ def test_a_robot_config_is_sent_to_the_session_graph(tmp_path, capsys):
 
 
 def test_a_config_without_the_persons_device_is_told_to_name_it(tmp_path, capsys):
-    code = main(["record-rewards", "--config", PICK, "--out", str(tmp_path / "f"), "--set", "robot.backend=topics"])
+    code = main(["record-rewards", "--config", PICK, "--out", str(tmp_path / "f"), "--set", "robot.backend=topics",
+                 "--set", "env.obs_mode=pixels"])
     err = capsys.readouterr().err.strip()
     assert code != 0 and "\n" not in err
     assert "--set ros.reward_frames_dir=" in err and "--set intervention.device=keyboard" in err
-    cfg = load_config(PICK, ["robot.backend=topics", *[a for a in _command(err)[1:] if a != "--set"]])
+    told = [a for a in _command(err)[1:] if a != "--set"]
+    cfg = load_config(PICK, ["robot.backend=topics", "env.obs_mode=pixels", *told])
     assert cfg.intervention.device == "keyboard" and cfg.ros.policy == "human"

@@ -10,7 +10,7 @@ NAMES = ("plug_insert", "PlugInsert")  # its folder (and config) name, its class
 FOLDER = Path("robot_rl/tasks/plug_insert")
 ALLOWED_TOP = {"configs", "docs", "tests", "README.md"}
 REGISTRY = Path("robot_rl/tasks/__init__.py")  # one line: the folder's entry
-SKIP_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", "runs", "build", "install", "log"}
+SKIP_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", "runs", "build", "install", "log", "site"}
 
 
 def text_files():

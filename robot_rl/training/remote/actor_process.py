@@ -36,6 +36,7 @@ import torch
 from robot_rl.agents.policy import Policy
 from robot_rl.config import Config
 from robot_rl.data.rollout import ActorLoop
+from robot_rl.training.progress import Progress
 from robot_rl.training.remote.client import ActorClient
 from robot_rl.training.remote.errors import LearningError
 from robot_rl.training.remote.spaces import EnvSpaces
@@ -112,6 +113,8 @@ class ActorProcess:
         self.client.start()
         log.info("actor %s: %s, learner %s", self.actor_id, self.cfg.task.name, self.client.target)
         next_tick = last_log = time.monotonic()
+        progress = Progress(f"actor {self.actor_id}", total=max_steps, unit="env step",
+                            enabled=self.cfg.train.progress, every_s=cfg.log_every_s)
         try:
             while True:
                 self.client.check()
@@ -137,12 +140,15 @@ class ActorProcess:
                 if now - last_log >= cfg.log_every_s:
                     self._log_progress()
                     last_log = now
+                if progress.due():
+                    progress.show(self.steps, self.progress_fields())
                 if period:
                     next_tick = max(next_tick + period, now - period)
                     time.sleep(max(0.0, next_tick - time.monotonic()))
         finally:
             flushed = self.client.close(flush_timeout=flush_timeout)
             self.env.close()
+            progress.close(self.steps, self.progress_fields())
         self.client.check()
         summary = self.summary()
         summary["flushed"] = flushed
@@ -177,6 +183,14 @@ class ActorProcess:
                  self.actor_id, self.steps, self.episodes, self.successes, s["weight_version"],
                  "connected" if s["connected"] else f"learner away ({s['last_error'] or 'connecting'})",
                  s["queued_steps"], s["dropped_steps"])
+
+    def progress_fields(self) -> dict[str, str]:
+        """The figures of the progress display: episodes, success, weight version, unsent steps."""
+        s = self.client.stats()
+        rate = f" ({self.successes / self.episodes:.0%})" if self.episodes else ""
+        return {"episodes": str(self.episodes), "success": f"{self.successes}{rate}",
+                "weights": f"v{s['weight_version']}", "unsent": str(s["queued_steps"]),
+                "learner": "connected" if s["connected"] else "away"}
 
     def summary(self) -> dict[str, Any]:
         s = self.client.stats()

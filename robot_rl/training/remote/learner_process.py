@@ -70,6 +70,7 @@ from robot_rl.training.checkpoint import (
 )
 from robot_rl.training.episode_log import REPLAY_DIR
 from robot_rl.training.learner import Learner
+from robot_rl.training.progress import Progress
 from robot_rl.training.remote.assembler import Episode, EpisodeAssembler
 from robot_rl.training.remote.server import LearnerServer
 from robot_rl.training.remote.spaces import EnvSpaces
@@ -78,6 +79,7 @@ from robot_rl.training.replay_log import EpisodeLog
 log = logging.getLogger(__name__)
 
 EnvFn = Callable[[Config], gym.Env]
+MAX_ACTORS_SHOWN = 4  # per-actor figures in the progress display; the rest are counted
 RUN_FILES = ("learner", *CHECKPOINT_NAMES, REPLAY_DIR, "demos", CONFIG_FILE, "tb", "evals.jsonl")
 
 
@@ -146,7 +148,7 @@ class LearnerProcess:
             self._restore()
         from robot_rl.training.metrics import MetricsLog
 
-        self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard)
+        self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard, config=cfg)
         self.server = LearnerServer(lc, EnvSpaces.from_gym(self.obs_space, self.action_space), self.assembler,
                                     token, acked=self.assembler.acked(), weight_version=self.weight_version)
 
@@ -278,6 +280,8 @@ class LearnerProcess:
         durable_write_text(self.state_dir / "port", f"{bound}\n")
         start = time.monotonic()
         self._publish()
+        progress = Progress("learner", total=tc.total_env_steps, unit="env step", enabled=tc.progress,
+                            every_s=lc.log_every_s, initial=self.received_steps)
         if self.eval_env is not None and not self.evals and tc.eval_episodes:
             self.evaluate()  # the starting point that later evaluations are compared with
         last_push, pushed_at = learner.updates_done, time.monotonic()
@@ -312,6 +316,8 @@ class LearnerProcess:
                 if now - last_log >= lc.log_every_s:
                     self._log_progress()
                     last_log = now
+                if progress.due():
+                    progress.show(self.received_steps, self.progress_fields())
                 if max_updates is not None and learner.updates_done >= max_updates:
                     break
                 if max_seconds is not None and now - start >= max_seconds:
@@ -331,8 +337,10 @@ class LearnerProcess:
                 self._publish()
             self.save()
             self._log_progress()
+            progress.close(self.received_steps, self.progress_fields())
             self.server.stop(grace=2.0)
             self.metrics.close()
+            learner.close()
         return self.summary()
 
     def _ingest(self, episode: Episode) -> None:
@@ -368,7 +376,7 @@ class LearnerProcess:
 
     def _log_progress(self) -> None:
         n, learner = self.received_steps, self.learner
-        self.metrics.agent_metrics(learner.last_metrics, n)
+        self.metrics.agent_metrics(learner.window_metrics(), n)
         self.metrics.scalar("perf/updates_per_s", learner.updates_per_second(), n)
         self.metrics.scalar("buffer/online", len(learner.online), n)
         self.metrics.scalar("buffer/demo", len(learner.demo), n)
@@ -387,6 +395,20 @@ class LearnerProcess:
             log.info("  refused calls and batches by cause: %s", refused)
         _write_json(self.state_dir / "stats.json", self.summary())
 
+    def progress_fields(self) -> dict[str, str]:
+        """The figures of the progress display: env steps received per actor, updates, UTD, weights."""
+        tc, learner = self.cfg.train, self.learner
+        beyond = self.received_steps - tc.learning_starts
+        actors = sorted((k, v.steps) for k, v in self.server.actor_stats().items())
+        shown = " / ".join(f"{k} {steps}" for k, steps in actors[:MAX_ACTORS_SHOWN])
+        if len(actors) > MAX_ACTORS_SHOWN:
+            shown += f" / {len(actors) - MAX_ACTORS_SHOWN} more"
+        success = f"{np.mean(self.recent_success):.0%}" if self.recent_success else "-"
+        return {"updates": str(learner.updates_done),
+                "UTD": f"{learner.updates_done / beyond:.2f}" if beyond > 0 else "-",
+                "weights": f"v{self.weight_version}", "episodes": str(self.assembler.episodes),
+                "success": success, "actors": shown or "none yet"}
+
     def summary(self) -> dict[str, Any]:
         return {"received_steps": self.received_steps, "episodes": self.assembler.episodes,
                 "updates": self.learner.updates_done, "updates_due": min(self.updates_due(), 1 << 30),
@@ -399,6 +421,27 @@ class LearnerProcess:
     def close(self) -> None:
         if self.eval_env is not None:
             self.eval_env.close()
+
+
+#: Refusals that heal themselves: the actor renumbers its batches, registers again or retries
+#: later, and its data arrives. Every other cause turned a peer or its data away for good.
+RETRIED_REFUSALS = frozenset({"out_of_order", "not_registered", "busy", "actors_full"})
+
+
+def ending_problem(summary: dict[str, Any], run_dir: Path) -> str | None:
+    """One line saying what went wrong in a learner's run (steps it could not store, peers or
+    batches it refused for good), or None for a clean run. The CLI exits non-zero on it."""
+    refused = summary.get("refused", {})
+    problems = []
+    failed = refused.get("store_failed", 0)
+    if failed:
+        problems.append(f"could not write {failed} batch(es) of actor steps to {run_dir / REPLAY_DIR} "
+                        "(the actors were told to resend them)")
+    turned_away = {c: n for c, n in sorted(refused.items()) if c not in RETRIED_REFUSALS and c != "store_failed"}
+    if turned_away:
+        causes = ", ".join(f"{n} {cause}" for cause, n in turned_away.items())
+        problems.append(f"refused {sum(turned_away.values())} call(s) or batch(es) from peers ({causes})")
+    return "; ".join(problems) + "; see the log for peers and reasons" if problems else None
 
 
 def _prepare_run_dir(run_dir: Path, resume: bool, force: bool) -> None:

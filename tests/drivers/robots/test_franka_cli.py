@@ -59,7 +59,8 @@ def test_a_robot_that_does_not_answer_is_one_line(fake, capsys):
 
 def test_the_ip_comes_from_the_config(fake, tmp_path, capsys):
     cfg = tmp_path / "rig.yaml"
-    cfg.write_text(yaml.safe_dump({"robot": {"backend": "franka", "hardware": {"ip": "robot.lab"}}}))
+    cfg.write_text(yaml.safe_dump({"robot": {"backend": "franka", "hardware": {"ip": "robot.lab"}},
+                                   "env": {"obs_mode": "pixels"}}))
     assert main(["franka", "check", "--config", str(cfg), *ANSWERS, *fake({})]) == 0
     assert "Franka at robot.lab" in capsys.readouterr().out
 

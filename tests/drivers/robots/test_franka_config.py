@@ -32,6 +32,7 @@ RIG = {
                   "hardware": {"serial": "012345678901", "exposure": 150, "depth": True}},
         "wrist": {"backend": "opencv", "width": 640, "height": 480, "hardware": {"device": "/dev/video2"}},
     },
+    "env": {"obs_mode": "pixels"},
 }
 
 
