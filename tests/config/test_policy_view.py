@@ -55,3 +55,16 @@ def test_the_pixel_view_holds_images_and_proprioception_only():
         assert obs["state"].shape == (PROPRIO_DIM,)
     finally:
         env.close()
+
+
+def test_demos_recorded_at_another_camera_size_are_refused_naming_the_camera(capsys, tmp_path):
+    pytest.importorskip("mujoco")
+    demos = tmp_path / "demos128"
+    assert main(["record-demos", "--config", "pick_cube", "--set", "env.obs_mode=pixels", "--episodes", "1",
+                 "--out", str(demos)]) == 0
+    capsys.readouterr()
+    code = main(["train", "--config", "pick_cube_pixels", "--set", f"train.demos={demos}",
+                 "--set", f"train.run_dir={tmp_path / 'run'}", "--set", "train.progress=false"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err, err
+    assert "observation 'front' has shape (128, 128, 3), the task's is (32, 32, 3)" in err

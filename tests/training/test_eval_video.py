@@ -6,6 +6,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from video_files import read_video
 
 from robot_rl.errors import RobotRLError
 from robot_rl.training.evaluation import EpisodeVideo, evaluate, hold_frames
@@ -53,23 +54,6 @@ class Policy:
         return np.array([self.direction], np.float32)
 
 
-def read_video(path) -> list[np.ndarray]:
-    import cv2
-
-    capture = cv2.VideoCapture(str(path))
-    frames = []
-    try:
-        assert capture.isOpened()
-        while True:
-            ok, frame = capture.read()
-            if not ok:
-                break
-            frames.append(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
-    finally:
-        capture.release()
-    return frames
-
-
 def test_it_films_only_the_first_episodes_with_the_frame_count_the_lengths_give(tmp_path):
     env = Corridor()
     video = EpisodeVideo(env, tmp_path / "v.mp4", episodes=2, keep_frames=True)
@@ -78,7 +62,7 @@ def test_it_films_only_the_first_episodes_with_the_frame_count_the_lengths_give(
     assert path == tmp_path / "v.mp4" and not list(tmp_path.glob("*partial*"))
     hold = hold_frames(8.0)
     expected = sum(1 + n + hold for n in result.lengths[:2])
-    frames = read_video(path)
+    frames = read_video(path)[0]
     assert len(frames) == video.frames == len(video.kept) == expected
     assert env.renders == sum(1 + n for n in result.lengths[:2])  # episodes 3 and 4 are never rendered
     # a 40-row render is scaled up by whole pixels (x4) so that the label fits above the scene
@@ -107,7 +91,7 @@ def test_the_last_frame_of_each_episode_is_marked_with_its_outcome_and_held(tmp_
         assert len(marked) == 1 + hold_frames(8.0) and all(np.array_equal(m, marked[0]) for m in marked)
         assert (marked[0][-1] == color).all() and (marked[0][:, 0] == color).all()
         assert not (video.kept[0][-1] == color).all()  # the frames before the end are not marked
-        decoded = read_video(tmp_path / f"{success}.mp4")[-1]  # and the mark survives compression
+        decoded = read_video(tmp_path / f"{success}.mp4")[0][-1]  # and the mark survives compression
         assert np.abs(decoded[-2].astype(int).mean(axis=0) - color).max() < 40
 
 

@@ -7,6 +7,7 @@ test fits in a few minutes of a 2-core CPU.
 """
 
 import pytest
+from learning_runs import ci_learning_overrides
 
 from robot_rl.tasks import load_config
 from robot_rl.training.trainer import train
@@ -16,20 +17,8 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")  # small learner ops ru
 pytest.importorskip("mujoco")
 
 BUDGET_ENV_STEPS = 8000
-CI_OVERRIDES = [
-    "seed=0",
-    "task.params.cube_xy_range=[0.02, 0.02]",
-    "task.params.cube_yaw_range=0.0",
-    "train.scripted_demos=20",
-    "train.demos=null",
-    f"train.total_env_steps={BUDGET_ENV_STEPS}",
-    "train.eval_every=500",
-    "train.eval_episodes=10",
-    "train.stop_at_success=0.8",
-    "train.checkpoint_every=0",
-    "train.torch_threads=1",
-    "train.progress=false",
-]
+CI_OVERRIDES = ["task.params.cube_xy_range=[0.02, 0.02]", "task.params.cube_yaw_range=0.0",
+                *ci_learning_overrides(BUDGET_ENV_STEPS, eval_every=500)]
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ over more seeds and the PegInsert variant are bench figures (bench/sample_effici
 """
 
 import pytest
+from learning_runs import ci_learning_overrides
 
 from robot_rl.tasks import load_config
 from robot_rl.training.trainer import train
@@ -18,18 +19,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 pytest.importorskip("mujoco")
 
 BUDGET_ENV_STEPS = 7000
-CI_OVERRIDES = [
-    "seed=0",
-    "train.scripted_demos=20",
-    "train.demos=null",
-    f"train.total_env_steps={BUDGET_ENV_STEPS}",
-    "train.eval_every=1000",
-    "train.eval_episodes=10",
-    "train.stop_at_success=0.8",
-    "train.checkpoint_every=0",
-    "train.torch_threads=1",
-    "train.progress=false",
-]
+CI_OVERRIDES = ci_learning_overrides(BUDGET_ENV_STEPS, eval_every=1000)
 
 
 @pytest.mark.slow

@@ -12,10 +12,10 @@ import io
 import json
 import struct
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from video_files import read_video
 from wandb_records import history_rows, read_records
 
 from robot_rl.cli import main
@@ -35,24 +35,6 @@ SMALL = ["--set", "agent.hidden_dims=[16,16]", "--set", "train.batch_size=16", "
 
 def last_json(out: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
-
-
-def read_video(path: Path) -> tuple[list[np.ndarray], float]:
-    import cv2
-
-    capture = cv2.VideoCapture(str(path))
-    frames = []
-    try:
-        assert capture.isOpened(), path
-        fps = capture.get(cv2.CAP_PROP_FPS)
-        while True:
-            ok, frame = capture.read()
-            if not ok:
-                break
-            frames.append(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
-    finally:
-        capture.release()
-    return frames, fps
 
 
 def border_color(frame: np.ndarray) -> np.ndarray:
