@@ -84,3 +84,56 @@ class ScenarioDriver(ScriptedExpert):
 
     def goal_distance(self) -> float:
         return self.expert.goal_distance() if self.expert is not None else 0.0
+
+
+class InsertionScenarios(ScenarioDriver):
+    """The insertion scenarios two tasks share, planned from a part's tip and an opening's top.
+
+    ``insert_hold`` (the expert inserts and holds), ``mouth`` (the expert, stopped short
+    of the bar at ``max_depth`` below the board's top), ``beside`` (the tip pressed on the
+    board at ``beside_offset`` from the opening) and ``random``. Any other tag follows the
+    expert into its ``insert`` phase and holds wherever the board stops it (a part turned
+    off its slot, say). A subclass sets ``self.expert`` (with ``plan()`` and ``phase``), says
+    where the tip and the opening are, and draws the episode's ``max_depth`` and
+    ``beside_offset`` in ``setup`` with :meth:`draw_max_depth` and :meth:`draw_beside_offset`.
+    """
+
+    max_depth = 0.0
+    beside_offset = np.zeros(3)
+
+    def tip_and_opening(self) -> tuple[np.ndarray, np.ndarray]:
+        """The inserted part's tip and the top centre of the opening it goes into (world, m)."""
+        raise NotImplementedError
+
+    def draw_max_depth(self, insert_depth: float) -> None:
+        """How deep the tip may go below the board's top in ``mouth`` (negative: stays above it)."""
+        self.max_depth = self.rng.uniform(-0.01, max(-0.01, insert_depth - self.collect.margin))
+
+    def draw_beside_offset(self, near: float, far: float) -> None:
+        """A spot on the board between ``near`` and ``far`` metres from the opening."""
+        angle = self.rng.uniform(0.0, 2 * np.pi)
+        radius = self.rng.uniform(near, far)
+        self.beside_offset = radius * np.array([np.cos(angle), np.sin(angle), 0.0])
+
+    def plan(self) -> tuple[np.ndarray, float]:
+        if self.tag == "random":
+            return self.random_plan()
+        tip, opening = self.tip_and_opening()
+        offset = self.tcp() - tip
+        if self.tag == "beside":
+            spot = opening + self.beside_offset
+            target_tip = spot + [0.0, 0.0, 0.01]
+            if np.linalg.norm((spot - tip)[:2]) < 0.003:
+                target_tip = spot - [0.0, 0.0, 0.005]  # press on the board
+                self.hold_then_done()
+            return target_tip + offset, 0.0
+        target, grip = self.expert.plan()
+        if self.tag == "insert_hold":
+            self.hold_success()
+            return target, grip
+        if self.expert.phase == "insert":
+            if self.tag == "mouth":  # stop short of the bar
+                floor = opening[2] - self.max_depth + offset[2]
+                target = np.array([target[0], target[1], max(target[2], floor)])
+            self.hold_then_done()
+        return target, grip
