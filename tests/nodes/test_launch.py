@@ -135,18 +135,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_the_actor_node_streams_its_steps_to_a_learner(tmp_path):
+def two_episodes_into_a_learner(tmp_path: Path, config: Path, *sets: str, max_seconds: int = 120) -> dict:
+    """``robot-rl launch config`` with ``ros.policy=learner`` for 2 episodes of 15 steps
+    against a ``robot-rl learner`` over gRPC; both must end with all 30 steps delivered.
+    Returns the learner's JSON summary."""
     port = free_port()
     env = {**private_env(), "ROBOT_RL_TOKEN": "graph-test-token"}
-    learner = subprocess.Popen([sys.executable, "-m", "robot_rl.cli", "learner", "--config", str(PICK), "--run-dir",
+    learner = subprocess.Popen([sys.executable, "-m", "robot_rl.cli", "learner", "--config", str(config), "--run-dir",
                                 str(tmp_path / "learner"), "--port", str(port), "--no-eval", "--no-tensorboard",
-                                "--max-seconds", "120", "--set", "train.scripted_demos=0"],
+                                "--max-seconds", str(max_seconds), "--set", "train.scripted_demos=0", *sets],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     try:
-        graph = subprocess.run([*LAUNCH, *RELAXED, "--set", "ros.policy=learner", "--set", "ros.episodes=2",
+        graph = subprocess.run([sys.executable, "-m", "robot_rl.cli", "launch", str(config), *RELAXED,
+                                "--set", "ros.policy=learner", "--set", "ros.episodes=2", *sets,
                                 "--set", "env.max_episode_steps=15", "--set", f"learning.port={port}",
                                 "--run-dir", str(tmp_path / "graph")],
-                               capture_output=True, text=True, env=env, timeout=150)
+                               capture_output=True, text=True, env=env, timeout=max_seconds + 30)
     finally:
         learner.send_signal(signal.SIGINT)
         learned, _ = learner.communicate(timeout=60)
@@ -156,7 +160,13 @@ def test_the_actor_node_streams_its_steps_to_a_learner(tmp_path):
     assert summary["episodes"] == 2 and summary["steps"] == 30
     assert summary["learner"]["acked_steps"] == 30 and summary["learner"]["dropped_steps"] == 0
     result = json.loads(learned.strip().splitlines()[-1])
-    assert result["received_steps"] == 30 and result["episodes"] == 2 and result["lost_steps"] == 0
+    assert result["received_steps"] == 30 and result["lost_steps"] == 0
+    return result
+
+
+def test_the_actor_node_streams_its_steps_to_a_learner(tmp_path):
+    result = two_episodes_into_a_learner(tmp_path, PICK)
+    assert result["episodes"] == 2
 
 
 def test_the_whole_loop_runs_from_pixels(tmp_path):
@@ -170,36 +180,14 @@ def test_the_whole_loop_runs_from_pixels(tmp_path):
     from robot_rl.config.reward import RewardEncoderConfig
     from robot_rl.reward.model import RewardClassifier, save_classifier
 
-    pixels = str(PICK.parent / "pick_cube_pixels.yaml")
     torch.manual_seed(0)  # an untrained classifier: this test is about the wiring, not the reward's quality
     clf = RewardClassifier(["front", "wrist"], (32, 32), RewardEncoderConfig(channels=(4,), strides=(2,),
                                                                              latent_dim=4), 4, threshold=1e9)
     save_classifier(tmp_path / "reward.pt", clf, task="PickCube", held_out={}, accepted=False, forced=True)
-    reward = ["--set", f"reward.classifier_path={tmp_path / 'reward.pt'}", "--set", "reward.image_size=[32,32]",
-              "--set", "reward.allow_below_bar=true"]
-    port = free_port()
-    env = {**private_env(), "ROBOT_RL_TOKEN": "graph-test-token"}
-    learner = subprocess.Popen([sys.executable, "-m", "robot_rl.cli", "learner", "--config", pixels, "--run-dir",
-                                str(tmp_path / "learner"), "--port", str(port), "--no-eval", "--no-tensorboard",
-                                "--max-seconds", "150", "--set", "train.scripted_demos=0", *reward],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    try:
-        graph = subprocess.run([sys.executable, "-m", "robot_rl.cli", "launch", pixels, *RELAXED,
-                                "--set", "ros.policy=learner", "--set", "ros.episodes=2",
-                                "--set", "intervention.device=simulated", *reward,
-                                "--set", "env.max_episode_steps=15", "--set", f"learning.port={port}",
-                                "--run-dir", str(tmp_path / "graph")],
-                               capture_output=True, text=True, env=env, timeout=180)
-    finally:
-        learner.send_signal(signal.SIGINT)
-        learned, _ = learner.communicate(timeout=60)
-    assert graph.returncode == 0, graph.stdout[-3000:]
-    summary = json.loads(next(line.split("] ", 1)[1] for line in graph.stdout.splitlines()
-                              if line.startswith("[actor_node] {")))
-    assert summary["episodes"] == 2 and summary["steps"] == 30
-    assert summary["learner"]["acked_steps"] == 30 and summary["learner"]["dropped_steps"] == 0
-    result = json.loads(learned.strip().splitlines()[-1])
-    assert result["received_steps"] == 30 and result["lost_steps"] == 0
+    sets = [f"reward.classifier_path={tmp_path / 'reward.pt'}", "reward.image_size=[32,32]",
+            "reward.allow_below_bar=true", "intervention.device=simulated"]
+    two_episodes_into_a_learner(tmp_path, PICK.parent / "pick_cube_pixels.yaml",
+                                *[a for s in sets for a in ("--set", s)], max_seconds=150)
     # what the learner stored is the robot's view: two 32x32 cameras and proprioception only
     episodes = sorted((tmp_path / "learner" / "replay").glob("episode_*.npz"))
     assert episodes
