@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from robot_rl.errors import RobotRLError
-from robot_rl.paths import config_names, resolve_config
+from robot_rl.paths import pixels_config, resolve_config
 from robot_rl.tasks import all_tasks, load_config
 from robot_rl.training.curves import plot_success, runs_of
 from robot_rl.training.trainer import train
@@ -113,10 +113,10 @@ def main() -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="extra config override for every training run")
     args = parser.parse_args()
-    pixel_config = f"{args.task}_pixels"
-    if args.pixels and pixel_config not in config_names():
-        parser.error(f"--pixels: there is no configs/{pixel_config}.yaml for {args.task}")
-    args.config = pixel_config if args.pixels else args.task
+    pixels = pixels_config(args.task)
+    if args.pixels and pixels is None:
+        parser.error(f"--pixels: there is no configs/{args.task}_pixels.yaml for {args.task}")
+    args.config = pixels if args.pixels else args.task
     # classifier inputs: two cameras at 48x48 keep recording, training and scoring cheap on a CPU.
     # With --pixels the classifier reads the policy's own 32x32 images, where a lifted cube moves
     # a few pixels: it needs more frames and steps to pass its bar (measured: 1500 steps on 4000

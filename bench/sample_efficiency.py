@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from robot_rl.errors import RobotRLError
-from robot_rl.paths import config_names, resolve_config
+from robot_rl.paths import pixels_config, resolve_config
 from robot_rl.tasks import all_tasks, load_config
 from robot_rl.training.curves import plot_success, runs_of
 from robot_rl.training.trainer import train
@@ -44,7 +44,7 @@ def run_one(task: str, demos: int, seed: int, args: argparse.Namespace) -> dict:
     ]
     config = task
     if args.pixels:  # the task's robot's-view config (<task>_pixels.yaml) where there is one
-        config = f"{task}_pixels" if f"{task}_pixels" in config_names() else task
+        config = pixels_config(task) or task
         overrides += ["env.obs_mode=pixels"]
         if args.encoder:
             overrides += [f"agent.encoder.kind={args.encoder}"]

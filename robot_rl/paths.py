@@ -42,3 +42,10 @@ def resolve_config(name_or_path: str | Path) -> Path:
 def config_names() -> list[str]:
     """The names of the configs in :func:`config_dirs` (``pick_cube``, ...), sorted."""
     return sorted({f.stem for d in config_dirs() if d.is_dir() for f in d.glob("*.yaml") if f.is_file()})
+
+
+def pixels_config(name: str) -> str | None:
+    """The robot's-view variant of the task config ``name`` (``<name>_pixels``: camera
+    images and proprioception only), or None where the task has none."""
+    variant = f"{name}_pixels"
+    return variant if variant in config_names() else None

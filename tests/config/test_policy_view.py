@@ -68,3 +68,11 @@ def test_demos_recorded_at_another_camera_size_are_refused_naming_the_camera(cap
     err = capsys.readouterr().err.strip()
     assert code == 2 and "\n" not in err, err
     assert "observation 'front' has shape (128, 128, 3), the task's is (32, 32, 3)" in err
+
+
+def test_the_benches_find_each_tasks_robots_view_config():
+    from robot_rl.paths import pixels_config
+
+    assert pixels_config("pick_cube") == "pick_cube_pixels" and pixels_config("peg_insert") == "peg_insert_pixels"
+    assert pixels_config("no_such_task") is None
+    assert load_config(f"configs/{pixels_config('peg_insert')}.yaml").env.obs_mode == "pixels"
