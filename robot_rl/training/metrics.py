@@ -74,6 +74,8 @@ def hparams_of(config: "Config") -> dict[str, float | str | bool]:
     return out
 
 
+EVALS_FILE = "evals.jsonl"  # one JSON line per evaluation, appended durably
+
 class MetricsLog:
     """Writes scalars to TensorBoard under ``log_dir`` (if given) and keeps evals in memory.
 
@@ -146,7 +148,7 @@ class MetricsLog:
         for key in ("success_rate", "return", "length"):
             self.scalar(f"eval/{key}", record[key], record["env_steps"])
         if self.log_dir is not None:  # an append-only log: each record is on disk before training goes on
-            durable_append(self.log_dir / "evals.jsonl", (jsonio.dumps(record) + "\n").encode())
+            durable_append(self.log_dir / EVALS_FILE, (jsonio.dumps(record) + "\n").encode())
 
     def flush(self) -> None:
         if self.writer is not None:

@@ -77,17 +77,16 @@ from robot_rl.training.curves import plot_success, read_evals
 from robot_rl.training.episode_log import REPLAY_DIR, TrainingLog
 from robot_rl.training.evaluation import EpisodeVideo, evaluate
 from robot_rl.training.learner import Learner
-from robot_rl.training.metrics import MetricsLog
+from robot_rl.training.metrics import EVALS_FILE, MetricsLog
 from robot_rl.training.stopping import StopRequest, TrainingStopped, signal_name
 
 log = logging.getLogger(__name__)
 
 EnvFn = Callable[[Config], gym.Env]
 SourceFn = Callable[[gym.Env, Config], Any]
-_RUN_FILES = (*CHECKPOINT_NAMES, REPLAY_DIR, "tb", "demos", CONFIG_FILE, "evals.jsonl", "videos", "success.png",
-              "wandb")
 VIDEO_DIR = "videos"  # eval_<env steps>.mp4: the first train.eval_video_episodes episodes of each evaluation
 SUCCESS_PNG = "success.png"  # eval success against env steps, drawn at the end of the run
+_RUN_FILES = (*CHECKPOINT_NAMES, REPLAY_DIR, "tb", "demos", CONFIG_FILE, EVALS_FILE, VIDEO_DIR, SUCCESS_PNG, "wandb")
 
 
 def default_env_fn(cfg: Config, role: str = "train") -> gym.Env:
@@ -377,7 +376,7 @@ class Trainer:
     def draw_success_curve(self) -> Path | None:
         """Draw ``success.png`` from every evaluation of the run (``evals.jsonl``, so a resumed
         run's curve starts at its beginning); None when there is no evaluation to draw."""
-        evals = self.run_dir / "evals.jsonl"
+        evals = self.run_dir / EVALS_FILE
         points = read_evals(evals) if evals.is_file() else []
         if not points:
             return None

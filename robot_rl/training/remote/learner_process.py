@@ -70,6 +70,7 @@ from robot_rl.training.checkpoint import (
 )
 from robot_rl.training.episode_log import REPLAY_DIR
 from robot_rl.training.learner import Learner
+from robot_rl.training.metrics import EVALS_FILE, MetricsLog
 from robot_rl.training.progress import Progress
 from robot_rl.training.remote.assembler import Episode, EpisodeAssembler
 from robot_rl.training.remote.server import LearnerServer
@@ -80,7 +81,7 @@ log = logging.getLogger(__name__)
 
 EnvFn = Callable[[Config], gym.Env]
 MAX_ACTORS_SHOWN = 4  # per-actor figures in the progress display; the rest are counted
-RUN_FILES = ("learner", *CHECKPOINT_NAMES, REPLAY_DIR, "demos", CONFIG_FILE, "tb", "evals.jsonl")
+RUN_FILES = ("learner", *CHECKPOINT_NAMES, REPLAY_DIR, "demos", CONFIG_FILE, "tb", EVALS_FILE)
 
 
 def sim_env(cfg: Config) -> gym.Env:
@@ -146,8 +147,6 @@ class LearnerProcess:
         self._load_demos(resume)
         if resume:
             self._restore()
-        from robot_rl.training.metrics import MetricsLog
-
         self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard, config=cfg)
         self.server = LearnerServer(lc, EnvSpaces.from_gym(self.obs_space, self.action_space), self.assembler,
                                     token, acked=self.assembler.acked(), weight_version=self.weight_version)
