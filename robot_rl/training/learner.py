@@ -230,11 +230,6 @@ class Learner:
         """
         return self.metric_window.means()
 
-    @property
-    def last_metrics(self) -> dict[str, float]:
-        """The current window's means, without closing it (a read from the device each time)."""
-        return self.metric_window.means(reset=False)
-
     def close(self) -> None:
         """Stop the prefetch threads (they also stop when the learner is garbage-collected)."""
         if self.prefetcher is not None:

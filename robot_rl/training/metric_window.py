@@ -16,7 +16,7 @@ import torch
 
 
 class MetricWindow:
-    """Sums and counts of per-update metrics; :meth:`means` reads and (by default) resets them."""
+    """Sums and counts of per-update metrics; :meth:`means` reads and resets them."""
 
     def __init__(self) -> None:
         # one float64 sum vector per distinct set of metric names (critic-only and critic+actor updates)
@@ -41,14 +41,14 @@ class MetricWindow:
         """Updates added since the window opened."""
         return sum(self._counts.values())
 
-    def means(self, reset: bool = True) -> dict[str, float]:
-        """Each metric's mean over the updates in the window that reported it ({} for an empty window)."""
+    def means(self) -> dict[str, float]:
+        """Each metric's mean over the updates in the window that reported it ({} for an empty
+        window); the window starts afresh."""
         sums: dict[str, float] = {}
         counts: dict[str, int] = {}
         for keys, total in self._sums.items():
             for key, value in zip(keys, total.tolist()):  # the window's only device -> host copy per key set
                 sums[key] = sums.get(key, 0.0) + value
                 counts[key] = counts.get(key, 0) + self._counts[keys]
-        if reset:
-            self._sums, self._counts = {}, {}
+        self._sums, self._counts = {}, {}
         return {key: sums[key] / counts[key] for key in sums}

@@ -50,14 +50,6 @@ def test_the_window_average_is_the_mean_of_each_update_and_the_window_resets(poi
     assert window["actor_loss"] == pytest.approx(per_update[5]["actor_loss"], rel=1e-6)  # update 6 of 7 only
 
 
-def test_last_metrics_reads_the_open_window_without_closing_it(point_env_fn, point_expert_cls):
-    learner = filled_learner(point_env_fn, point_expert_cls)
-    values = [float(learner.update()["critic_loss"]) for _ in range(3)]
-    assert learner.last_metrics["critic_loss"] == pytest.approx(np.mean(values), rel=1e-6)
-    assert learner.window_metrics()["critic_loss"] == pytest.approx(np.mean(values), rel=1e-6)
-    assert learner.last_metrics == {}
-
-
 def test_non_finite_and_huge_values_are_averaged_not_hidden():
     window = MetricWindow()
     window.add({"loss": torch.tensor(1.0), "q": torch.tensor(3e38)})
