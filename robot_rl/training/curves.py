@@ -31,17 +31,15 @@ Run = Sequence[tuple[float, float]]
 def read_evals(path: str | Path) -> list[tuple[int, float]]:
     """The (env steps, success rate) points of an ``evals.jsonl``; lines without both are skipped
     (a torn last line after a crash, a record with a null rate)."""
-    points = []
+    records = []
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         try:
             record = json.loads(line)
-            step, rate = record["env_steps"], record["success_rate"]
-        except (ValueError, KeyError, TypeError):
+        except ValueError:
             continue
-        if isinstance(step, (int, float)) and isinstance(rate, (int, float)) and math.isfinite(step) \
-                and math.isfinite(rate):
-            points.append((int(step), float(rate)))
-    return points
+        if isinstance(record, dict):
+            records.append(record)
+    return [(int(step), rate) for step, rate in runs_of(records) if math.isfinite(step) and math.isfinite(rate)]
 
 
 def band(runs: Sequence[Run]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
