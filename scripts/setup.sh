@@ -3,13 +3,22 @@
 #
 #   scripts/setup.sh [EXTRAS]      EXTRAS: sim (default), dev (sim + test tools), real, or a list: sim,real
 #
-# ROBOT_RL_VENV chooses the virtualenv folder (default: .venv in the repository).
+# ROBOT_RL_VENV chooses the virtualenv folder (default: .venv in the repository), ROBOT_RL_PYTHON the
+# interpreter it is made from (default: python3). With a ROS 2 sourced (ROS_DISTRO set), the virtualenv is made
+# from the Python ROS 2 runs on (default: /usr/bin/python3) and sees its packages (rclpy, the message
+# packages), and it holds a COLCON_IGNORE so that colcon never takes it for part of a workspace.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 extras="${1:-sim}"
 venv="${ROBOT_RL_VENV:-.venv}"
 torch_pin="torch==2.13.0"
+python="${ROBOT_RL_PYTHON:-python3}"
+venv_flags=()
+if [[ -n "${ROS_DISTRO:-}" ]]; then
+    python="${ROBOT_RL_PYTHON:-/usr/bin/python3}"
+    venv_flags=(--system-site-packages)
+fi
 
 # Headless MuJoCo rendering needs Mesa's EGL; pyrealsense2 needs libusb.
 missing=()
@@ -31,7 +40,8 @@ if ((${#missing[@]})); then
     fi
 fi
 
-[[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
+[[ -x "$venv/bin/python" ]] || "$python" -m venv "${venv_flags[@]}" "$venv"
+[[ -z "${ROS_DISTRO:-}" ]] || touch "$venv/COLCON_IGNORE"
 echo "setup: installing $torch_pin into $venv"
 "$venv/bin/pip" install -q "$torch_pin"
 echo "setup: installing robot_rl[$extras]"

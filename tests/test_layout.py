@@ -75,7 +75,7 @@ def test_dds_only_modules_live_in_ros_dds():
     for path in everything:
         who = str(path.relative_to(ROOT))
         for name in imports_of(path) if path.is_relative_to(ROOT / "robot_rl") or path.is_relative_to(
-                ROOT / "drivers") else plain_imports(path):
+                ROOT / "robot_rl_drivers") else plain_imports(path):
             if name.startswith("robot_rl.ros.") and not name.startswith("robot_rl.ros.dds"):
                 users[name.split(".")[2]].add(who)
     facade = [p.stem for p in (ROOT / "robot_rl" / "ros").glob("*.py") if p.stem != "__init__"]

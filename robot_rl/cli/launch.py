@@ -6,7 +6,8 @@ Starts the nodes ``ros2 launch robot_rl session.launch.py config:=...`` starts (
 :mod:`robot_rl.nodes.description`), each as ``python -m robot_rl.nodes.<node>
 --ros-args -r __node:=<name> --params-file <run dir>/params.yaml``, and prints their
 output prefixed with the node's name. The nodes use rclpy when it imports (a sourced
-ROS 2) and the DDS backend otherwise. Ctrl-C stops every node cleanly; a node that
+ROS 2) and the DDS backend otherwise. ``--namespace r1`` (or ``ros.namespace``) runs every
+node in ``/r1`` (``-r __ns:=/r1``). Ctrl-C stops every node cleanly; a node that
 exits ends the session and is reported. Progress (the nodes up, the episodes finished)
 goes to stderr. With ``--set``, the effective config is written
 to ``<run dir>/session.yaml`` and every node loads that one.
@@ -30,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value, e.g. --set ros.policy=expert")
     parser.add_argument("--run-dir", help="where the params file (and session.yaml) go (default: a new temp dir)")
+    parser.add_argument("--namespace", metavar="NS",
+                        help="every node's ROS namespace, e.g. r1 (topics /r1/joint_states, ...): the same as "
+                             "--set ros.namespace=NS; '/' for the root namespace")
     parser.add_argument("--stop-timeout", type=float, default=10.0,
                         help="seconds each node gets to exit after SIGINT before SIGTERM, then SIGKILL")
     parser.add_argument("--dry-run", action="store_true", help="print the nodes' commands and params file, start none")
@@ -42,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from robot_rl.nodes.launcher import Launcher
 
     path = resolve_config(args.config)
+    if args.namespace is not None:
+        args.overrides = [*args.overrides, f"ros.namespace={args.namespace}"]
     cfg = load_config(path, args.overrides)
     run_dir = Path(args.run_dir) if args.run_dir else Path(tempfile.mkdtemp(prefix="robot_rl_launch_"))
     run_dir.mkdir(parents=True, exist_ok=True)

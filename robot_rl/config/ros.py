@@ -18,10 +18,82 @@ about ``watchdog_s``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Literal, Optional
 
 from robot_rl.config.loader import param
+
+# ros.topics: the robot-state, command and input topics under other names --------------------
+# (remaps applied by robot_rl.nodes.description to every node's topics.* parameters; camera
+# topics come from the camera's config, cameras.<name>.backend: topic)
+
+_TOPIC_TOKEN = r"[A-Za-z_][A-Za-z0-9_]*"
+_TOPIC_NAME = re.compile(rf"/?{_TOPIC_TOKEN}(/{_TOPIC_TOKEN})*")
+TOPIC_NAME_MAX_CHARS = 250
+
+
+def check_topic_name(name: str, key: str) -> str:
+    """``name`` if it is a ROS 2 topic name, absolute (``/franka/tcp_pose``) or relative
+    (``franka/tcp_pose``, resolved under the session namespace); ValueError naming ``key`` if not.
+
+    rcl's rule: tokens of letters, digits and ``_``, not starting with a digit, separated
+    by single ``/``, no trailing ``/`` (private ``~`` names and substitutions are refused).
+    """
+    shown = name if len(name) <= 60 else name[:57] + "..."
+    if len(name) > TOPIC_NAME_MAX_CHARS or not _TOPIC_NAME.fullmatch(name):
+        raise ValueError(f"{key} {shown!r} is not a ROS topic name: use tokens of letters, digits and '_' (not "
+                         "starting with a digit) separated by single '/', e.g. /franka/tcp_pose")
+    return name
+
+
+@dataclass
+class RosTopicsConfig:
+    """``ros.topics``: robot_rl's topics under the names another driver uses; null keeps robot_rl's
+    default (robot_rl.nodes.topics). Every node of the graph gets the same names."""
+
+    joint_states: Optional[str] = param(None, doc="sensor_msgs/JointState of the arm (default joint_states)")
+    tcp_pose: Optional[str] = param(None, doc="geometry_msgs/PoseStamped of the TCP (default robot/tcp_pose)")
+    tcp_twist: Optional[str] = param(None, doc="geometry_msgs/TwistStamped (default robot/tcp_twist)")
+    tcp_wrench: Optional[str] = param(None, doc="geometry_msgs/WrenchStamped (default robot/tcp_wrench)")
+    target_pose: Optional[str] = param(None, doc="geometry_msgs/PoseStamped target (default robot/target_pose)")
+    gripper_command: Optional[str] = param(None, doc="std_msgs/Float64 (default robot/gripper/command)")
+    posture: Optional[str] = param(None, doc="sensor_msgs/JointState null-space posture (default robot/posture)")
+    spacenav_twist: Optional[str] = param(None, doc="geometry_msgs/Twist of the SpaceMouse (default spacenav/twist)")
+    spacenav_joy: Optional[str] = param(None, doc="sensor_msgs/Joy of the SpaceMouse (default spacenav/joy)")
+
+    def __post_init__(self) -> None:
+        for key, name in self.remaps().items():
+            check_topic_name(name, f"ros.topics.{key}")
+
+    def remaps(self) -> dict[str, str]:
+        """``{key: name}`` for the topics the config renames."""
+        return {key: name for key, name in vars(self).items() if name is not None}
+
+
+# ros.record: rosbag2 MCAP recording of the session (robot_rl.nodes.recorder, robot_rl.ros.bag) --------
+
+
+@dataclass
+class RosRecordConfig:
+    """``ros.record``: record the session's robot-plane topics into a rosbag2 MCAP bag (a recorder node)."""
+
+    enabled: bool = param(False, doc="start recorder_node with the session")
+    dir: str = param("bags", doc="each session writes a new bag folder <dir>/session_<date>_<time> (a relative "
+                                 "path is taken from where the session starts)")
+    topics: list[str] = param(default_factory=list,
+                              doc="record only these of the session's topics (as robot-rl launch --dry-run lists "
+                                  "them, e.g. joint_states, sim_node/status); empty: all of them")
+    flush_s: float = param(1.0, min=0.05, max=60.0,
+                           doc="write and fsync the chunk in progress this often: a crash loses at most this much")
+    chunk_kib: int = param(1024, min=16, max=65536, doc="also write a chunk when it holds this many KiB")
+    compression: Literal["zstd", "lz4", "none"] = param("zstd", doc="chunk compression inside the MCAP file")
+
+    def __post_init__(self) -> None:
+        if not self.dir.strip():
+            raise ValueError("ros.record.dir must not be empty")
+        for i, name in enumerate(self.topics):
+            check_topic_name(name, f"ros.record.topics[{i}]")
 
 
 @dataclass
@@ -64,13 +136,29 @@ class RosConfig:
     input_node: bool = param(True, doc="start robot_rl's intervention node for a spacemouse/keyboard device; "
                                        "false when another node (e.g. spacenav_node) publishes /spacenav/*")
     frame_id: str = param("base", doc="frame of the published TCP pose, twist, wrench and targets")
+    # tf (robot_rl.nodes.frames): the controller or sim node publishes frame_id -> tcp_frame_id
+    tcp_frame_id: str = param("tcp", doc="tf frame of the TCP: the child of frame_id on tf, the parent of "
+                                         "cameras mounted on the hand")
+    # the session's ROS namespace (robot_rl.nodes.topics): every node runs in it, relative topic names
+    # resolve under it; the `namespace` launch argument of ros2 launch overrides it
+    namespace: str = param("", doc="every node's ROS namespace, e.g. r1 (topics /r1/joint_states, ...): two "
+                                   "sessions on one DDS domain need different ones; empty: the root namespace")
+    # remappable topic names (RosTopicsConfig above)
+    topics: RosTopicsConfig = field(default_factory=RosTopicsConfig)
+    # rosbag2 MCAP recording of the session (RosRecordConfig above)
+    record: RosRecordConfig = field(default_factory=RosRecordConfig)
 
     def __post_init__(self) -> None:
+        self.namespace = normalize_namespace(self.namespace)
         if self.watchdog_s <= 2.0 / self.target_hz:
             raise ValueError(f"ros.watchdog_s {self.watchdog_s} must exceed two target periods "
                              f"(2 / ros.target_hz = {2.0 / self.target_hz:.3f} s), or a live actor trips it")
-        if not self.frame_id:
-            raise ValueError("ros.frame_id must not be empty")
+        for key in ("frame_id", "tcp_frame_id"):  # tf2 refuses a frame id with a leading '/'
+            value = getattr(self, key)
+            if not value or value.startswith("/") or any(c.isspace() for c in value):
+                raise ValueError(f"ros.{key} {value!r} is not a tf frame id (not empty, no leading '/', no spaces)")
+        if self.tcp_frame_id == self.frame_id:
+            raise ValueError(f"ros.tcp_frame_id and ros.frame_id are both {self.frame_id!r}: tf needs two frames")
         if self.demos_dir is not None and self.policy == "learner":
             raise ValueError("ros.demos_dir is written by an actor acting on its own (ros.policy human, expert, "
                              "checkpoint or random); with policy learner, interventions go to the learner's "
@@ -83,3 +171,29 @@ class RosConfig:
             raise ValueError("ros.reward_frames_dir and ros.demos_dir: record reward frames and demos in separate "
                              "sessions (while frames are recorded, the success/failure keys label frames and do "
                              "not end episodes)")
+
+
+_NAMESPACE_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+NAMESPACE_MAX_CHARS = 200
+
+
+def normalize_namespace(namespace: str) -> str:
+    """``""`` (the root namespace) or ``/a/b``, from ``a/b``, ``/a/b`` or ``/a/b/``; ValueError if not a ROS one.
+
+    The rule is rcl's: tokens of letters, digits and ``_``, not starting with a digit,
+    separated by single ``/`` (no ``~``, no substitutions, no empty token).
+    """
+    text = namespace.strip()
+    if text in ("", "/"):
+        return ""
+    body = text[1:] if text.startswith("/") else text
+    body = body[:-1] if body.endswith("/") else body
+    shown = namespace if len(namespace) <= 60 else namespace[:57] + "..."
+    if len(body) > NAMESPACE_MAX_CHARS:
+        raise ValueError(f"ros.namespace {shown!r} is longer than {NAMESPACE_MAX_CHARS} characters")
+    bad = next((t for t in body.split("/") if not _NAMESPACE_TOKEN.fullmatch(t)), None)
+    if bad is not None:
+        why = "an empty token ('//')" if bad == "" else f"the token {bad!r}"
+        raise ValueError(f"ros.namespace {shown!r} is not a ROS namespace ({why}): use tokens of letters, "
+                         "digits and '_' (not starting with a digit) separated by '/', e.g. r1 or lab/r1")
+    return "/" + body

@@ -112,16 +112,53 @@ class RobotConfig:
 
 
 @dataclass
-class CameraConfig:
-    """One camera: backend, native size, and the crop/resize the observation uses."""
+class CameraMount:
+    """Where a camera sits: the pose of its optical frame in ``parent`` (a hand-eye calibration).
 
-    backend: Literal["sim", "realsense", "opencv"] = "sim"
+    The optical frame is ``<name>_color_optical_frame`` (z forward, x right, y down, as
+    ``sensor_msgs/CameraInfo`` has it); ``parent`` is the arm's base (``ros.frame_id``) for a
+    fixed camera or its TCP (``ros.tcp_frame_id``) for one on the hand. ``quat`` is in ROS's
+    ``x, y, z, w`` order, as calibration tools and ``static_transform_publisher`` print it,
+    and must be a unit quaternion. The controller node publishes it on ``tf_static``.
+    """
+
+    parent: Literal["base", "tcp"] = param(doc="base: fixed in the cell; tcp: moves with the hand")
+    xyz: tuple[float, float, float] = param(min=-10.0, max=10.0, doc="metres, the optical frame's origin in parent")
+    quat: tuple[float, float, float, float] = param(min=-1.0, max=1.0, doc="x, y, z, w: its orientation in parent")
+
+    def __post_init__(self) -> None:
+        norm = float(np.linalg.norm(self.quat))
+        if abs(norm - 1.0) > 1e-3:
+            raise ValueError(f"quat {list(self.quat)} is not a unit quaternion (norm {norm:.6g}); "
+                             "give x, y, z, w with x^2 + y^2 + z^2 + w^2 = 1")
+
+    @property
+    def quat_wxyz(self) -> np.ndarray:
+        """The orientation in robot_rl's ``(w, x, y, z)`` order, normalised."""
+        x, y, z, w = self.quat
+        q = np.array([w, x, y, z], dtype=np.float64)
+        return q / np.linalg.norm(q)
+
+
+@dataclass
+class CameraConfig:
+    """One camera: backend, native size, and the crop/resize the observation uses.
+
+    ``topic``: another driver publishes the images (realsense2_camera, usb_cam, ...) and
+    the actor reads them from the topic ``hardware`` names (see
+    :class:`robot_rl.config.hardware.TopicCameraSettings`); ``width`` and ``height`` are
+    then what that driver must publish, and ``fps`` is the driver's business.
+    """
+
+    backend: Literal["sim", "realsense", "opencv", "topic"] = "sim"
     width: int = param(128, min=8, max=4096)
     height: int = param(128, min=8, max=4096)
-    fps: float = param(30.0, min=1.0, max=120.0)
+    fps: float = param(30.0, min=1.0, max=120.0, doc="frames per second (not used by a topic camera)")
     crop: Optional[tuple[int, int, int, int]] = param(None, min=0, max=4096, doc="x0, y0, x1, y1 in native pixels")
     resize: Optional[tuple[int, int]] = param(None, min=8, max=4096, doc="width, height fed to the policy")
     hardware: dict[str, Any] = field(default_factory=dict)  # serial, exposure, ...: checked by the driver
+    # where the camera sits, for tf (CameraMount); none: no tf for it (sim cameras: the scene says)
+    mount: Optional[CameraMount] = None
 
     def obs_shape(self) -> tuple[int, int, int]:
         """The (H, W, 3) shape the policy sees after crop and resize."""

@@ -18,8 +18,11 @@ cyclonedds (nor MuJoCo).
   a policy, interventions and episode bookkeeping;
 * ``sim_node`` + :mod:`~robot_rl.nodes.sim`: one MuJoCo world in real time, on the same
   topics as a real robot;
+* ``recorder_node`` + :mod:`~robot_rl.nodes.recorder`: with ``ros.record.enabled``, the
+  session's topics into a rosbag2 MCAP bag (:mod:`robot_rl.ros.bag`);
 * :mod:`~robot_rl.nodes.topics`: every topic and message type of the graph;
   :mod:`~robot_rl.nodes.latest`: the newest value of a stream, shared with a loop;
+  :mod:`~robot_rl.nodes.diagnostics`: a node's status as its ``/diagnostics`` entry;
 * :mod:`~robot_rl.nodes.description`, :mod:`~robot_rl.nodes.launcher` and
   :mod:`~robot_rl.nodes.ros_launch`: the session graph built from one YAML, run as
   processes by ``robot-rl launch`` or by ``ros2 launch robot_rl session.launch.py``.

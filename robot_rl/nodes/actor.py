@@ -58,26 +58,14 @@ from robot_rl.control.commands import PostureLimits
 from robot_rl.data.rollout import Deterministic
 from robot_rl.envs.task import EpisodeTask
 from robot_rl.errors import ConfigError, RobotRLError
-from robot_rl.nodes.camera import TopicCamera
+from robot_rl.nodes.camera import TopicCamera, topic_camera
 from robot_rl.nodes.intervention import TopicInput, topic_devices
 from robot_rl.nodes.latest import Percentiles, StopRequested
 from robot_rl.nodes.robot import TopicRobot, WallClock
 from robot_rl.nodes.task import RobotResetTask, SimTopicTask
+from robot_rl.nodes.topics import actor_cameras, configured_cameras
 
 log = logging.getLogger("robot_rl.actor")
-
-
-def configured_cameras(cfg: Config) -> list[str]:
-    """The cameras the configured env observes."""
-    return list(cfg.env.cameras) if cfg.env.obs_mode != "state" else []
-
-
-def actor_cameras(cfg: Config) -> list[str]:
-    """The cameras the actor's env reads: the observed ones, and the reward classifier's (or recorder's)."""
-    names = configured_cameras(cfg)
-    if cfg.reward.classifier_path is not None or cfg.ros.reward_frames_dir is not None:
-        names += [c for c in cfg.reward.cameras if c not in names]
-    return names
 
 
 @dataclass
@@ -99,20 +87,21 @@ class TopicParts:
     input: Optional[TopicInput]
 
 
-def make_topic_parts(cfg: Config, topics: dict[str, Any], senders: Senders, *, actor_id: str) -> TopicParts:
-    """The env's backends over topics (``topics``: the node's ``topics.*`` parameters)."""
+def make_topic_parts(cfg: Config, topics: dict[str, Any], senders: Senders, *, actor_id: str,
+                     stamp_clock: Callable[[], float] = time.time) -> TopicParts:
+    """The env's backends over topics (``topics``: the node's ``topics.*`` parameters).
+
+    ``stamp_clock``: the clock the robot state's header stamps are on, for its age (the
+    node's clock: the system clock, or the sim's time with ``use_sim_time``).
+    """
     ros = cfg.ros
     cancel = threading.Event()
     robot = TopicRobot(senders.target, senders.gripper, state_timeout_s=ros.state_timeout_s,
                        wait_timeout_s=ros.startup_timeout_s, pose_topic=topics["tcp_pose"], cancel=cancel,
+                       wall=stamp_clock,
                        send_posture=senders.posture,
                        posture_limits=PostureLimits.from_config(cfg.robot.controller))
-    cameras = {}
-    for name in actor_cameras(cfg):
-        c = cfg.cameras[name]
-        cameras[name] = TopicCamera(name, topics["cameras"][name]["image"], c.width, c.height,
-                                    timeout_s=ros.image_timeout_s, wait_timeout_s=ros.startup_timeout_s,
-                                    cancel=cancel)
+    cameras = {name: topic_camera(cfg, name, topics["cameras"][name]["image"], cancel) for name in actor_cameras(cfg)}
     clock = WallClock()
     task: EpisodeTask
     if cfg.robot.backend == "sim":

@@ -3,8 +3,9 @@
 Parameters: ``config``; ``topics.{joint_states, tcp_pose, tcp_twist, tcp_wrench,
 target_pose, gripper_command, posture}``; in sim ``topics.{sim_reset, sim_reset_done,
 sim_task_state}``; with a SpaceMouse/keyboard ``topics.{spacenav_twist, spacenav_joy}``;
-per observed camera ``topics.cameras.<name>.image``. The policy and the number of
-episodes are ``ros.policy`` / ``ros.episodes`` in the session config.
+per observed camera ``topics.cameras.<name>.image`` (``sensor_msgs/Image``, or
+``sensor_msgs/CompressedImage`` for a ``topic`` camera with ``transport: compressed``). The
+policy and the number of episodes are ``ros.policy`` / ``ros.episodes`` in the session config.
 
 The episodes run on the main thread; the executor spins on another. Ctrl-C ends the
 episode in flight at the next step (the controller's watchdog then holds the arm),
@@ -14,15 +15,16 @@ prints the summary as one JSON line and exits 0.
 from __future__ import annotations
 
 import sys
+from typing import Any, Callable
 
 from robot_rl.config.learning import default_actor_id
 from robot_rl.nodes.actor import (
     ActorSession,
     Senders,
-    actor_cameras,
     make_topic_parts,
     summary_line,
 )
+from robot_rl.nodes.camera import TopicCamera, compressed
 from robot_rl.nodes.common import (
     StatusPublisher,
     declare_topics,
@@ -34,8 +36,9 @@ from robot_rl.nodes.common import (
     run_with_worker,
 )
 from robot_rl.nodes.intervention import topic_devices
-from robot_rl.nodes.topics import ROBOT_COMMANDS, ROBOT_STATE
+from robot_rl.nodes.topics import ROBOT_COMMANDS, ROBOT_STATE, actor_cameras
 from robot_rl.ros import convert, msgs
+from robot_rl.ros.errors import MessageError
 
 Node = node_base()
 
@@ -62,7 +65,7 @@ class ActorNode(Node):
             reset = self.create_publisher(msgs.String, topics["sim_reset"], qos("event"))
             senders.reset = lambda text: reset.publish(msgs.String(data=text))
         actor_id = cfg.learning.actor_id or default_actor_id()
-        parts = make_topic_parts(cfg, topics, senders, actor_id=actor_id)
+        parts = make_topic_parts(cfg, topics, senders, actor_id=actor_id, stamp_clock=lambda: _now(self))
         self.session = ActorSession(cfg, parts, actor_id=actor_id)
         robot, latest = parts.robot, qos("latest_sub")
         self.create_subscription(msgs.PoseStamped, topics["tcp_pose"], guarded(
@@ -74,8 +77,11 @@ class ActorNode(Node):
         self.create_subscription(msgs.JointState, topics["joint_states"], guarded(
             lambda m: robot.on_joints(*convert.joint_state_from_msg(m))), latest)
         for name, camera in parts.cameras.items():
-            self.create_subscription(msgs.Image, topics["cameras"][name]["image"], guarded(
-                lambda m, cam=camera: cam.on_image(*convert.image_from_msg(m))), latest)
+            kind, decode = ((msgs.CompressedImage, convert.compressed_image_from_msg) if compressed(cfg, name)
+                            else (msgs.Image, convert.image_from_msg))
+            sub = self.create_subscription(kind, topics["cameras"][name]["image"], _image_callback(camera, decode),
+                                           latest)
+            camera.count_publishers = getattr(sub, "get_publisher_count", None)
         if sim:
             task = parts.task
             self.create_subscription(msgs.JointState, topics["sim_task_state"], guarded(lambda m: task.on_ground_truth(
@@ -96,6 +102,20 @@ class ActorNode(Node):
         self.status_pub.publish({"event": "finished"})
         print(summary_line(summary), flush=True)
         return 0
+
+
+def _image_callback(camera: TopicCamera, decode: Callable[[Any], tuple]) -> Callable[[Any], None]:
+    """Decode into ``camera``; a message it cannot use is dropped and counted, and the camera
+    hears what it held (so a stream of only such images is one clear error, not a timeout)."""
+
+    def on_message(msg: Any) -> None:
+        try:
+            camera.on_image(*decode(msg))
+        except (MessageError, ValueError) as err:
+            camera.refuse(convert.describe_image(msg), str(err))
+            raise MessageError(str(err)) from None
+
+    return on_message
 
 
 def _now(node: Node) -> float:

@@ -51,7 +51,8 @@ class CameraNode(Node):
         self.published = self.repeated = 0
         self.last_stamp: float | None = None
         self.status_pub = StatusPublisher(self, lambda: {"camera": name, "frames": self.published,
-                                                         "repeated_frames": self.repeated}, cfg.ros.status_hz)
+                                                         "repeated_frames": self.repeated}, cfg.ros.status_hz,
+                                          hardware_id=f"camera {name} ({cfg.cameras[name].backend})")
         from robot_rl_drivers.cameras import make_camera
 
         self.camera = make_camera(name, cfg.cameras[name], file=str(path))  # last: nothing after it can fail

@@ -4,10 +4,13 @@
   ``pick_cube`` looked up in the package's configs); the node loads it with the strict
   loader, so a bad file is one error line naming the file and key.
 * ``topics.<key>`` (strings, required): every topic the node uses, see
-  :mod:`robot_rl.nodes.topics`. A missing one is one error line naming the parameter.
+  :mod:`robot_rl.nodes.topics`; relative names resolve in the node's namespace (the
+  session's ``ros.namespace``). A missing one is one error line naming the parameter.
 * ``~/status`` (``std_msgs/String``, JSON): messages received and dropped per topic
   (malformed messages are dropped, warned about and counted) plus the node's figures,
-  at ``ros.status_hz`` and whenever something happens (:meth:`StatusPublisher.publish`).
+  at ``ros.status_hz`` and whenever something happens (:meth:`StatusPublisher.publish`);
+  the same as a ``diagnostic_msgs/DiagnosticArray`` on ``/diagnostics``, with an
+  OK/WARN/ERROR level (:mod:`robot_rl.nodes.diagnostics`).
 
 QoS: images are published reliable, keep-last 1, and read best-effort (the sensor
 profile, DESIGN.md); the other streams a node only wants the newest of (robot state,
@@ -92,10 +95,17 @@ def load_session(node: Any) -> tuple[Config, Path]:
 
 def declare_topics(node: Any, keys: Iterable[str], cameras: Iterable[str] = (), parts: Iterable[str] = (),
                    prefix: str = "topics") -> dict[str, Any]:
-    """Declare ``topics.<key>`` (and ``topics.cameras.<name>.<part>``) as required strings; their values."""
-    out: dict[str, Any] = {key: required_string(node, f"{prefix}.{key}") for key in keys}
-    cams = {name: {part: required_string(node, f"{prefix}.cameras.{name}.{part}") for part in parts}
-            for name in cameras}
+    """Declare ``topics.<key>`` (and ``topics.cameras.<name>.<part>``) as required strings; their values.
+
+    Each value comes back expanded in the node's namespace (``joint_states`` in ``/r1`` is
+    ``/r1/joint_states``; an absolute name stays itself; remaps still apply when the node
+    subscribes), so logs, errors and status name the topic a user can ``ros2 topic echo``.
+    """
+    def topic(name: str) -> str:
+        return node.resolve_topic_name(required_string(node, name), only_expand=True)
+
+    out: dict[str, Any] = {key: topic(f"{prefix}.{key}") for key in keys}
+    cams = {name: {part: topic(f"{prefix}.cameras.{name}.{part}") for part in parts} for name in cameras}
     if cams:
         out["cameras"] = cams
     return out
@@ -160,12 +170,23 @@ def log_core_to_console(node_name: str, level: int = logging.INFO) -> None:
 
 
 class StatusPublisher:
-    """``~/status``: the node's counters plus ``extra()``, as one JSON object per message."""
+    """``~/status`` and ``/diagnostics``: the node's counters plus ``extra()``, on a timer and on events.
 
-    def __init__(self, node: Any, extra: Callable[[], dict[str, Any]], hz: float) -> None:
+    ``~/status`` carries the whole status as one JSON object (tools and tests read it);
+    ``/diagnostics`` the same as one ``DiagnosticStatus`` named by the node's
+    fully-qualified name, with a level (:mod:`robot_rl.nodes.diagnostics`) and
+    ``hardware_id`` (what the node drives; empty for none).
+    """
+
+    def __init__(self, node: Any, extra: Callable[[], dict[str, Any]], hz: float, *, hardware_id: str = "") -> None:
+        from robot_rl.nodes.diagnostics import TOPIC, DropWindow
+
         self.node = node
         self.extra = extra
+        self.hardware_id = hardware_id
         self.pub = node.create_publisher(msgs.String, "~/status", qos("event"))
+        self.diagnostics = node.create_publisher(msgs.DiagnosticArray, TOPIC, qos("event"))
+        self._drops = DropWindow()
         node.create_timer(1.0 / hz, self.publish)
 
     def publish(self, event: Optional[dict[str, Any]] = None) -> None:
@@ -173,6 +194,20 @@ class StatusPublisher:
         if event is not None:
             status["event"] = event
         self.pub.publish(msgs.String(data=jsonio.dumps(status, default=_jsonable)))
+        self.diagnostics.publish(self.diagnostic_array(status))
+
+    def diagnostic_array(self, status: dict[str, Any]) -> Any:
+        """The node's ``DiagnosticArray`` for ``status``, stamped by the node's clock."""
+        from robot_rl.nodes.diagnostics import diagnostic_fields
+
+        recent = self._drops.update(int(status.get("dropped_messages") or 0), time.monotonic())
+        d = diagnostic_fields(status, name=self.node.get_fully_qualified_name(), hardware_id=self.hardware_id,
+                              recent_drops=recent)
+        values = [msgs.KeyValue(key=k, value=v) for k, v in d.values]
+        entry = msgs.DiagnosticStatus(level=bytes([d.level]), name=d.name, message=d.message,
+                                      hardware_id=d.hardware_id, values=values)
+        header = msgs.Header(stamp=self.node.get_clock().now().to_msg())
+        return msgs.DiagnosticArray(header=header, status=[entry])
 
 
 def _jsonable(value: Any) -> Any:
@@ -198,13 +233,50 @@ class RobotStatePublisher:
         self.published = 0
 
     def publish(self, state: RobotState, stamp: float) -> None:
-        """Publish ``state`` stamped ``stamp`` (wall time), joints first and the pose last."""
+        """Publish ``state`` stamped ``stamp`` (the node's time: wall, or simulated in sim), joints first and
+        the pose last."""
         out = convert.robot_state_to_msgs(state.replace(stamp=stamp), self.joint_names, self.frame_id)
         self.joints.publish(out.joints)
         self.twist.publish(out.twist)
         self.wrench.publish(out.wrench)
         self.pose.publish(out.pose)
         self.published += 1
+
+
+class TransformPublisher:
+    """tf, as tf2's broadcasters send it (:mod:`robot_rl.nodes.frames` says which frames).
+
+    ``tf`` (reliable, keep-last 100, volatile) carries the transforms that move, once per
+    state tick (:meth:`publish`); ``tf_static`` (reliable, keep-last 1, transient-local)
+    carries the fixed ones, all in one message sent once here, which DDS keeps for
+    subscribers that join later. Both names are relative, so they resolve under the
+    session's namespace and two sessions keep their trees apart.
+    """
+
+    TF, TF_STATIC = "tf", "tf_static"
+
+    def __init__(self, node: Any, static: list[Any], stamp: float) -> None:
+        from robot_rl import ros
+
+        self.pub = node.create_publisher(msgs.TFMessage, self.TF, ros.QoSProfile(
+            depth=100, reliability=ros.ReliabilityPolicy.RELIABLE))
+        self.static = list(static)
+        self.static_pub = None
+        if self.static:
+            self.static_pub = node.create_publisher(msgs.TFMessage, self.TF_STATIC, ros.QoSProfile(
+                depth=1, reliability=ros.ReliabilityPolicy.RELIABLE,
+                durability=ros.DurabilityPolicy.TRANSIENT_LOCAL))
+            self.static_pub.publish(self._message(self.static, stamp))
+        self.published = 0
+
+    def publish(self, transforms: list[Any], stamp: float) -> None:
+        """``transforms`` (:class:`~robot_rl.nodes.frames.FrameTransform`) on ``tf``, stamped ``stamp``."""
+        self.pub.publish(self._message(transforms, stamp))
+        self.published += 1
+
+    @staticmethod
+    def _message(transforms: list[Any], stamp: float) -> Any:
+        return convert.tf_message([(t.parent, t.child, t.translation, t.rotation) for t in transforms], stamp)
 
 
 # --- a node whose work runs on the main thread (the actor) -----------------------------------

@@ -7,6 +7,10 @@ It never moves before it has the measured pose, and holds the current pose (and 
 configured posture) when targets stop for ``ros.watchdog_s``.
 On shutdown it holds, then releases the robot.
 
+tf (:mod:`robot_rl.nodes.frames`): ``ros.frame_id`` -> ``ros.tcp_frame_id`` on ``tf`` at
+the state rate, with the pose and stamp of ``/robot/tcp_pose``; every camera that has a
+``mount`` (``cameras.<name>.mount``, the hand-eye calibration) on ``tf_static``, once.
+
 Parameters: ``config`` (``robot.backend: franka``); ``topics.{joint_states, tcp_pose,
 tcp_twist, tcp_wrench, target_pose, gripper_command, posture}``; ``joint_prefix`` (default
 ``fr3_joint``); ``robot_lib`` (the libfranka binding module, default ``pylibfranka``).
@@ -21,6 +25,7 @@ from robot_rl.errors import ConfigError
 from robot_rl.nodes.common import (
     RobotStatePublisher,
     StatusPublisher,
+    TransformPublisher,
     declare_topics,
     load_session,
     log_core_to_console,
@@ -29,6 +34,7 @@ from robot_rl.nodes.common import (
     subscribe_commands,
 )
 from robot_rl.nodes.controller import ControllerCore
+from robot_rl.nodes.frames import mount_transforms, tcp_transform
 from robot_rl.nodes.topics import ROBOT_COMMANDS, ROBOT_STATE
 from robot_rl.ros import run_node
 
@@ -49,8 +55,11 @@ class ControllerNode(Node):
         from robot_rl_drivers.robots import make_robot
 
         self.state_pub = RobotStatePublisher(self, topics, cfg.ros.frame_id, [f"{prefix}{i}" for i in range(1, 8)])
+        self.frames = (cfg.ros.frame_id, cfg.ros.tcp_frame_id)
+        self.tf = TransformPublisher(self, mount_transforms(cfg.cameras, *self.frames), time.time())
         subscribe_commands(self, topics, lambda: self.core)
-        self.status_pub = StatusPublisher(self, lambda: self.core.status(), cfg.ros.status_hz)
+        self.status_pub = StatusPublisher(self, lambda: self.core.status(), cfg.ros.status_hz,
+                                          hardware_id=f"robot {cfg.robot.backend}")
         self.create_timer(1.0 / cfg.ros.state_hz, self.tick)
         self.robot = make_robot(cfg.robot, file=str(path), node=self, lib=lib)  # last: nothing after it can fail
         self.core = ControllerCore(self.robot, cfg.ros.watchdog_s)
@@ -58,7 +67,9 @@ class ControllerNode(Node):
     def tick(self) -> None:
         state = self.core.poll()
         if state is not None:
-            self.state_pub.publish(state, time.time())
+            stamp = time.time()
+            self.state_pub.publish(state, stamp)
+            self.tf.publish([tcp_transform(state, *self.frames)], stamp)
         for event in self.core.pop_events():
             self.status_pub.publish(event)
 

@@ -7,7 +7,16 @@ from which executables, with which parameters. Two front ends start the same gra
   ``launch_ros`` ``Node`` per :class:`NodeSpec`, parameters from the params file;
 * ``robot-rl launch configs/<task>.yaml``: :class:`robot_rl.nodes.launcher.Launcher`
   starts each node as a process, ``python -m robot_rl.nodes.<executable> --ros-args
-  -r __node:=<name> --params-file <file>``.
+  -r __node:=<name> [-r __ns:=/<ns>] [-r <from>:=<to> ...] --params-file <file>``.
+
+The session's namespace (``ros.namespace``; empty: the root) is every node's namespace,
+and the nodes' topic names are relative (:mod:`robot_rl.nodes.topics`), so two sessions
+in ``r1`` and ``r2`` share a DDS domain without hearing each other. In a namespace the
+params file keys every node by its fully-qualified name (``/r1/actor_node:``: rclpy
+matches a params file entry to the node's fully-qualified name or ``/**``, nothing
+else), and every node gets the remap ``/clock:=/<ns>/clock`` (:data:`NAMESPACED_REMAPS`):
+rclpy's TimeSource reads the absolute ``/clock``, and two sim sessions must not share
+one clock.
 
 Which nodes, by ``robot.backend``:
 
@@ -19,8 +28,14 @@ Which nodes, by ``robot.backend``:
   camera nodes and ``actor_node`` only;
 
 plus ``intervention_node`` when ``intervention.device`` names a SpaceMouse or keyboard
-(unless ``ros.input_node`` is false: then e.g. ``spacenav_node`` publishes /spacenav).
-Every node gets ``config`` (the session YAML, absolute) and its ``topics.*``.
+(unless ``ros.input_node`` is false: then e.g. ``spacenav_node`` publishes /spacenav),
+and, first, ``recorder_node`` when ``ros.record.enabled`` (:mod:`robot_rl.nodes.recorder`).
+A camera with ``backend: topic`` (any robot backend) gets no node of ours: another driver
+publishes it (realsense2_camera, ...) and the actor reads the topic its config names.
+In a sim session every node also gets ``use_sim_time: true``: the sim node publishes its
+simulated time on ``/clock`` and the nodes' clocks and stamps follow it.
+Every node gets ``config`` (the session YAML, absolute) and its ``topics.*``, with the
+config's ``ros.topics`` names in place of the defaults (:func:`~robot_rl.nodes.topics.remap_topics`).
 """
 
 from __future__ import annotations
@@ -37,10 +52,21 @@ import yaml
 from robot_rl.config import Config
 from robot_rl.errors import ConfigError
 from robot_rl.nodes.intervention import topic_devices
-from robot_rl.nodes.topics import INPUT, ROBOT_COMMANDS, ROBOT_STATE, SIM, camera_frame_id, topic_parameters
+from robot_rl.nodes.topics import (
+    INPUT,
+    ROBOT_COMMANDS,
+    ROBOT_STATE,
+    SIM,
+    actor_cameras,
+    camera_frame_id,
+    remap_topics,
+    topic_parameters,
+)
 
 NODE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 PACKAGE = "robot_rl"
+#: absolute topics that move under the session's namespace when it has one (``/clock`` -> ``/<ns>/clock``)
+NAMESPACED_REMAPS = ("/clock",)
 
 
 @dataclass
@@ -50,6 +76,8 @@ class NodeSpec:
     name: str
     executable: str
     parameters: dict[str, Any] = field(default_factory=dict)
+    #: topic remaps (from, to), applied by both front ends (``-r from:=to`` / launch_ros ``remappings``)
+    remaps: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def module(self) -> str:
@@ -63,6 +91,7 @@ class GraphDescription:
 
     config: Path
     nodes: list[NodeSpec]
+    namespace: str = ""  # "" (the root) or "/r1"
 
     def node(self, name: str) -> NodeSpec:
         for spec in self.nodes:
@@ -74,9 +103,16 @@ class GraphDescription:
     def names(self) -> list[str]:
         return [spec.name for spec in self.nodes]
 
+    def fully_qualified_name(self, spec: NodeSpec) -> str:
+        return f"{self.namespace}/{spec.name}"
+
+    def params_key(self, spec: NodeSpec) -> str:
+        """The node's key in the params file: its name, or in a namespace its fully-qualified name."""
+        return self.fully_qualified_name(spec) if self.namespace else spec.name
+
     def params_file_text(self) -> str:
-        """A ROS 2 params file: ``<node>: {ros__parameters: {...}}`` for every node."""
-        doc = {spec.name: {"ros__parameters": spec.parameters} for spec in self.nodes}
+        """A ROS 2 params file: ``<node>: {ros__parameters: {...}}`` for every node (see :meth:`params_key`)."""
+        doc = {self.params_key(spec): {"ros__parameters": spec.parameters} for spec in self.nodes}
         return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
 
     def write_params_file(self, directory: str | Path) -> Path:
@@ -88,8 +124,12 @@ class GraphDescription:
 
     def command(self, spec: NodeSpec, params_file: str | Path, python: str = sys.executable) -> list[str]:
         """The command line ``robot-rl launch`` runs for one node."""
-        return [python, "-m", spec.module, "--ros-args", "-r", f"__node:={spec.name}",
-                "--params-file", str(params_file)]
+        ros_args = ["-r", f"__node:={spec.name}"]
+        if self.namespace:
+            ros_args += ["-r", f"__ns:={self.namespace}"]
+        for frm, to in spec.remaps:
+            ros_args += ["-r", f"{frm}:={to}"]
+        return [python, "-m", spec.module, "--ros-args", *ros_args, "--params-file", str(params_file)]
 
     def describe(self, params_file: str | Path) -> str:
         """Human-readable: one command per node."""
@@ -98,28 +138,31 @@ class GraphDescription:
 
 def build_graph(cfg: Config, config_path: str | Path) -> GraphDescription:
     """The session's nodes (see the module docstring); ConfigError for a config no graph fits."""
-    from robot_rl.nodes.actor import actor_cameras
+    from robot_rl.nodes.camera import image_topic, is_topic_camera
 
     path = Path(config_path).resolve()
-    base = {"config": str(path)}
+    base: dict[str, Any] = {"config": str(path)}
+    if cfg.robot.backend == "sim":  # the sim node publishes /clock: every node's clock follows it
+        base["use_sim_time"] = True
     robot_topics = [*ROBOT_STATE, *ROBOT_COMMANDS]
     backend = cfg.robot.backend
     nodes: list[NodeSpec] = []
     for name, cam in cfg.cameras.items():
         if not NODE_NAME.match(name):
             raise ConfigError(f"{path}: camera name '{name}' cannot name a ROS node or topic (letters, digits, _)")
-        if (cam.backend == "sim") != (backend == "sim"):
+        if cam.backend != "topic" and (cam.backend == "sim") != (backend == "sim"):
             raise ConfigError(f"{path}: cameras.{name}.backend is '{cam.backend}' but robot.backend is '{backend}': "
-                              "a sim session has sim cameras only, a real one real cameras only")
+                              "a sim session has sim (or topic) cameras only, a real one real (or topic) cameras only")
+    own_cameras = [name for name in cfg.cameras if not is_topic_camera(cfg, name)]  # topic cameras: another driver's
 
     if backend == "sim":
         nodes.append(NodeSpec("sim_node", "sim_node", {
-            **base, "topics": topic_parameters([*robot_topics, *SIM], list(cfg.cameras), ("image", "info"))}))
+            **base, "topics": topic_parameters([*robot_topics, *SIM], own_cameras, ("image", "info"))}))
     else:
         if backend == "franka":
             nodes.append(NodeSpec("controller_node", "controller_node",
                                   {**base, "topics": topic_parameters(robot_topics)}))
-        for name in cfg.cameras:
+        for name in own_cameras:
             nodes.append(NodeSpec(f"camera_{name}", "camera_node", {
                 **base, "camera": name, "frame_id": camera_frame_id(name),
                 "topics": topic_parameters([], [name], ("image", "info"))["cameras"][name]}))
@@ -133,4 +176,16 @@ def build_graph(cfg: Config, config_path: str | Path) -> GraphDescription:
     actor_topics = robot_topics + sim_topics + (list(INPUT) if devices else [])
     nodes.append(NodeSpec("actor_node", "actor_node",
                           {**base, "topics": topic_parameters(actor_topics, actor_cameras(cfg))}))
-    return GraphDescription(path, nodes)
+    for name, parts in nodes[-1].parameters["topics"].get("cameras", {}).items():
+        parts["image"] = image_topic(cfg, name, parts["image"])
+    for spec in nodes:  # ros.topics: the config's names for the robot-state, command and input topics
+        spec.parameters["topics"] = remap_topics(spec.parameters["topics"], cfg.ros.topics.remaps())
+    if cfg.ros.record.enabled:  # first, so it listens before anything is published (robot_rl.nodes.recorder)
+        from robot_rl.nodes.recorder import NODE, recorder_parameters
+
+        nodes.insert(0, NodeSpec(NODE, NODE, {**base, "use_sim_time": False, **recorder_parameters(cfg, nodes)}))
+    namespace = cfg.ros.namespace
+    if namespace:
+        for spec in nodes:
+            spec.remaps.extend((topic, namespace + topic) for topic in NAMESPACED_REMAPS)
+    return GraphDescription(path, nodes, namespace)

@@ -16,7 +16,6 @@ Parameters: ``config``; ``topics.{spacenav_twist, spacenav_joy}``.
 from __future__ import annotations
 
 import sys
-import time
 
 from robot_rl.envs.inputs import FailSafeInput
 from robot_rl.errors import ConfigError
@@ -47,7 +46,8 @@ class InterventionNode(Node):
         self.joy_pub = self.create_publisher(msgs.Joy, topics["spacenav_joy"], qos("event"))
         self.published = 0
         self.status_pub = StatusPublisher(self, lambda: {"device": cfg.intervention.device, "messages": self.published,
-                                                         "device_lost": self.device.error}, cfg.ros.status_hz)
+                                                         "device_lost": self.device.error}, cfg.ros.status_hz,
+                                          hardware_id=f"input {cfg.intervention.device}")
         if device is None:
             from robot_rl_drivers.input import make_input_device
 
@@ -57,7 +57,7 @@ class InterventionNode(Node):
 
     def tick(self) -> None:
         twist, buttons = encode(self.device.read())
-        stamp = time.time()
+        stamp = self.get_clock().now().nanoseconds * 1e-9  # the node's clock: the sim's time with use_sim_time
         self.twist_pub.publish(convert.twist_msg(twist))
         self.joy_pub.publish(convert.joy_msg(twist, buttons, stamp))
         self.published += 1

@@ -5,8 +5,9 @@
 
 * writes the params file, starts one process per node
   (``python -m robot_rl.nodes.<executable> --ros-args -r __node:=<name> --params-file
-  <file>``), each in its own process group, and prints their output line by line,
-  prefixed with ``[<node name>]``;
+  <file>``, plus ``-r __ns:=/<ns>`` and the ``/clock`` remap in a namespaced session:
+  :meth:`~robot_rl.nodes.description.GraphDescription.command`), each in its own process
+  group, and prints their output line by line, prefixed with ``[<node name>]``;
 * Ctrl-C (SIGINT) or SIGTERM: sends SIGINT to every node, waits up to
   ``stop_timeout_s`` for them to shut down cleanly, then SIGTERM, then SIGKILL. A
   second Ctrl-C skips the wait;

@@ -97,7 +97,7 @@ class TopicRobot(Robot):
         self._state_read_at: Optional[float] = None
         self._last: Optional[RobotState] = None
         self.latency = Percentiles()  # state read at a tick -> the next target sent
-        self.state_age = Percentiles()  # wall now - state stamp, when the env reads it
+        self.state_age = Percentiles()  # wall() - state stamp when the env reads it (wall: the stamps' clock)
         self.targets_sent = 0
         self.resends = 0
         self.rejected_commands = 0  # bad targets, grippers and postures, never sent

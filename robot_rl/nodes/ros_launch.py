@@ -6,7 +6,12 @@ Launch arguments:
   the source tree's ``configs/`` and the installed ``share/robot_rl/configs``);
 * ``set``: overrides, ``;``-separated, e.g. ``set:='ros.policy=expert;ros.episodes=3'``
   (then the effective config is written to ``<run_dir>/session.yaml`` for the nodes);
-* ``run_dir``: where the params file goes (default: a new temporary directory).
+* ``run_dir``: where the params file goes (default: a new temporary directory);
+* ``namespace``: every node's namespace, e.g. ``namespace:=r1`` (topics ``/r1/joint_states``,
+  ...); it replaces the config's ``ros.namespace``; empty (the default): a namespace an
+  including launch file pushed (``PushRosNamespace``), else the config's; ``/``: the root
+  namespace whatever the config says. Every node's params-file key and ``/clock`` remap
+  follow it (:mod:`robot_rl.nodes.description`).
 
 It builds the same :class:`~robot_rl.nodes.description.GraphDescription` that
 ``robot-rl launch`` runs, writes its params file, and starts one ``launch_ros`` Node per
@@ -35,6 +40,11 @@ def _nodes(context: Any) -> list[Any]:
     from robot_rl.tasks import load_config
     path = _resolve(LaunchConfiguration("config").perform(context))
     overrides = [o.strip() for o in LaunchConfiguration("set").perform(context).split(";") if o.strip()]
+    # the argument, else a namespace pushed by an including launch file (PushRosNamespace), else the config's
+    namespace = LaunchConfiguration("namespace").perform(context).strip() or \
+        (context.launch_configurations.get("ros_namespace") or "").strip()
+    if namespace:
+        overrides.append(f"ros.namespace={namespace}")  # validated with the rest of the config
     cfg = load_config(path, overrides)
     run_dir = LaunchConfiguration("run_dir").perform(context)
     run_dir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix="robot_rl_launch_"))
@@ -44,7 +54,8 @@ def _nodes(context: Any) -> list[Any]:
         path.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False), encoding="utf-8")
     graph = build_graph(cfg, path)
     params = str(graph.write_params_file(run_dir))
-    return [Node(package=PACKAGE, executable=spec.executable, name=spec.name, parameters=[params], output="screen",
+    return [Node(package=PACKAGE, executable=spec.executable, name=spec.name, namespace=graph.namespace,
+                 parameters=[params], remappings=list(spec.remaps), output="screen",
                  on_exit=Shutdown(reason=f"{spec.name} exited")) for spec in graph.nodes]
 
 
@@ -68,5 +79,8 @@ def generate_launch_description(config: str = "", overrides: str = "") -> Any:
         DeclareLaunchArgument("set", default_value=overrides,
                               description="config overrides, ';'-separated: 'ros.policy=expert;ros.episodes=3'"),
         DeclareLaunchArgument("run_dir", default_value="", description="where the params file goes"),
+        DeclareLaunchArgument("namespace", default_value="",
+                              description="every node's namespace, e.g. r1 (default: the config's ros.namespace; "
+                                          "'/': the root)"),
         OpaqueFunction(function=_nodes),
     ])

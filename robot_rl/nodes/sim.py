@@ -16,7 +16,15 @@ takes the same commands; this class is everything behind those topics:
   shortcut or the scripted reset the config asks for, run as fast as the CPU allows),
   then real time starts over from the new state. A repeated request id is answered
   with the previous answer, without a second reset.
+* **Simulated time** (:meth:`now`): MuJoCo's ``data.time``, which runs on across
+  resets (a reset's own physics, the teleport's settling or a scripted reset's motion,
+  moves it on; no reset rewinds it), so it is a monotonic session clock: the sim node
+  publishes it on ``/clock`` and stamps every message with it, and a reset's answer
+  carries it too, strictly later than any stamp of the episode before. It runs at the
+  wall clock's rate, slower when the CPU cannot keep up.
 * **Ground truth** (:meth:`ground_truth`): the task's privileged state and success.
+* **Camera frames** (:meth:`camera_transforms`): where the scene's cameras sit, as tf
+  transforms of their optical frames (:mod:`robot_rl.nodes.frames`).
 """
 
 from __future__ import annotations
@@ -27,10 +35,13 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from robot_rl.config import Config
+from robot_rl.control.transforms import mat_to_quat
 from robot_rl.interfaces import RobotState
 from robot_rl.nodes.camera import pinhole_k
 from robot_rl.nodes.controller import ControllerCore
+from robot_rl.nodes.frames import FrameTransform, optical_from_mujoco, relative
 from robot_rl.nodes.latest import Percentiles
+from robot_rl.nodes.topics import camera_frame_id
 
 
 class SimServer:
@@ -55,6 +66,10 @@ class SimServer:
         self.reset({"id": "startup", "seed": int(cfg.seed)})
 
     # --- time -------------------------------------------------------------------------
+
+    def now(self) -> float:
+        """The simulated time, s: the session's clock (see the module docstring)."""
+        return self.world.now()
 
     def _anchor(self) -> None:
         self._wall0, self._sim0 = self._clock(), self.world.now()
@@ -88,12 +103,15 @@ class SimServer:
         """Reset the task with ``request["seed"]``; the answer for ``/sim/reset_done``."""
         if self._last_reset is not None and request["id"] == self._last_reset["id"]:
             return self._last_reset
+        before = self.world.now()
         self.world.task.reset(np.random.default_rng(int(request["seed"])))
+        if self.world.now() <= before:  # a reset that took no simulated time: one step, so the stamp is later
+            self.world.sleep_until(before + self.world.dt)
         self.controller.restart()
         self.controller.poll()  # the new pose is the target: no jump when targets resume
         self._anchor()
         self.resets += 1
-        self._last_reset = {"id": request["id"], "seed": int(request["seed"]), "stamp": self._wall(),
+        self._last_reset = {"id": request["id"], "seed": int(request["seed"]), "stamp": self.now(),
                             "gripper": float(self.world.task.start_gripper()), "resets": self.resets}
         return self._last_reset
 
@@ -116,6 +134,34 @@ class SimServer:
         spec = self.world.cameras[camera].spec
         fovy = float(self.world.model.cam_fovy[self.world.model.camera(camera).id])
         return pinhole_k(fovy, spec.width, spec.height)
+
+    def camera_transforms(self, base_frame: str, tcp_frame: str, *, moving: bool = False) -> list[FrameTransform]:
+        """The optical frames of the scene's cameras, from the current state.
+
+        ``moving=False``: the cameras that never move relative to their parent, for
+        ``tf_static``: one fixed in the world hangs under ``base_frame`` (the world frame
+        is the arm's base), one on the TCP's body (the wrist camera) under ``tcp_frame``.
+        ``moving=True``: any other camera (on a moving body that is not the hand), under
+        ``base_frame``, for ``tf`` at every state tick.
+        """
+        model, data = self.world.model, self.world.data
+        self.world.forward()
+        tcp_site = self.world.tcp_site
+        tcp_body = int(model.site_bodyid[tcp_site])
+        tcp_pose = (data.site_xpos[tcp_site].copy(), mat_to_quat(data.site_xmat[tcp_site].reshape(3, 3)))
+        out = []
+        for name in self.world.cameras:
+            cam = model.camera(name).id
+            body = int(model.cam_bodyid[cam])
+            pose = optical_from_mujoco(data.cam_xpos[cam], data.cam_xmat[cam])
+            if body == tcp_body:
+                fixed, parent = True, tcp_frame
+                pose = relative(tcp_pose, pose)
+            else:
+                fixed, parent = body == 0, base_frame
+            if fixed != moving:
+                out.append(FrameTransform(parent, camera_frame_id(name), pose[0], pose[1]))
+        return out
 
     def status(self) -> dict[str, Any]:
         elapsed = self._clock() - self._wall0

@@ -7,10 +7,21 @@ commands (``/robot/target_pose``, ``/robot/gripper/command``, ``/robot/posture``
 the same controller rules and watchdog. Sim only: ``/sim/reset`` -> ``/sim/reset_done``, ground truth on
 ``/sim/task_state`` and ``/sim/success`` (see :mod:`robot_rl.nodes.topics`).
 
+Time: the simulated time (:meth:`robot_rl.nodes.sim.SimServer.now`, monotonic across
+resets) goes out on ``/clock`` (``rosgraph_msgs/Clock``, best-effort keep-last 1 like
+rclcpp's ClockQoS) at every state tick, and stamps every message this node publishes
+(and the reset answers), so the session's other nodes, which run with ``use_sim_time``,
+share one clock with it. The node's own timers run on the steady clock: it paces
+physics to the wall clock and is the one that moves ``/clock``.
+
+tf (:mod:`robot_rl.nodes.frames`): ``ros.frame_id`` -> ``ros.tcp_frame_id`` on ``tf`` at
+every state tick, with the pose and stamp of ``/robot/tcp_pose``; the cameras' optical
+frames from the scene on ``tf_static``, once (a camera's ``mount`` is not used in sim).
+
 Parameters: ``config``; ``topics.{joint_states, tcp_pose, tcp_twist, tcp_wrench,
 target_pose, gripper_command, posture, sim_reset, sim_reset_done, sim_task_state,
 sim_success}``;
-per configured camera ``topics.cameras.<name>.{image, info}``; ``joint_prefix``
+per configured camera (not ``backend: topic``) ``topics.cameras.<name>.{image, info}``; ``joint_prefix``
 (default ``joint``).
 """
 
@@ -18,11 +29,13 @@ from __future__ import annotations
 
 import json
 import sys
-import time
+from typing import Any
 
+from robot_rl.nodes.camera import is_topic_camera
 from robot_rl.nodes.common import (
     RobotStatePublisher,
     StatusPublisher,
+    TransformPublisher,
     declare_topics,
     guarded,
     load_session,
@@ -32,12 +45,14 @@ from robot_rl.nodes.common import (
     qos,
     subscribe_commands,
 )
+from robot_rl.nodes.frames import tcp_transform
 from robot_rl.nodes.sim import SimServer
 from robot_rl.nodes.task import parse_reset_request
 from robot_rl.nodes.topics import ROBOT_COMMANDS, ROBOT_STATE, SIM, camera_frame_id, task_state_names
 from robot_rl.ros import convert, msgs, run_node
 
 Node = node_base()
+CLOCK_TOPIC = "/clock"  # absolute, as ROS has it; a namespaced session remaps it per session
 
 
 class SimNode(Node):
@@ -45,9 +60,10 @@ class SimNode(Node):
         super().__init__("sim_node")
         log_core_to_console(self.get_name())
         cfg, _ = load_session(self)
-        topics = declare_topics(self, [*ROBOT_STATE, *ROBOT_COMMANDS, *SIM], list(cfg.cameras), ["image", "info"])
+        cameras = [name for name in cfg.cameras if not is_topic_camera(cfg, name)]  # topic cameras: another driver's
+        topics = declare_topics(self, [*ROBOT_STATE, *ROBOT_COMMANDS, *SIM], cameras, ["image", "info"])
         prefix = param_or(self, "joint_prefix", "joint")
-        self.sim = sim = SimServer(cfg)
+        self.sim = sim = SimServer(cfg, cameras=cameras)
         self.state_pub = RobotStatePublisher(self, topics, cfg.ros.frame_id, [f"{prefix}{i}" for i in range(1, 8)])
         self.truth_pub = self.create_publisher(msgs.JointState, topics["sim_task_state"], qos("stream_pub"))
         self.success_pub = self.create_publisher(msgs.Bool, topics["sim_success"], qos("stream_pub"))
@@ -57,30 +73,53 @@ class SimNode(Node):
         subscribe_commands(self, topics, lambda: controller)
         self.create_subscription(msgs.String, topics["sim_reset"],
                                  guarded(lambda m: self.on_reset(parse_reset_request(m.data))), qos("event"))
-        for name, cam in cfg.cameras.items():
+        for name, cam in ((n, cfg.cameras[n]) for n in cameras):
             image = self.create_publisher(msgs.Image, topics["cameras"][name]["image"], qos("image_pub"))
             info = self.create_publisher(msgs.CameraInfo, topics["cameras"][name]["info"], qos("image_pub"))
             self.create_timer(1.0 / cam.fps, lambda n=name, i=image, c=info: self.publish_camera(n, i, c))
-        self.status_pub = StatusPublisher(self, sim.status, cfg.ros.status_hz)
+        self.clock_pub = self.create_publisher(msgs.Clock, CLOCK_TOPIC, _clock_qos())
+        self.frames = (cfg.ros.frame_id, cfg.ros.tcp_frame_id)
+        self.tf = TransformPublisher(self, sim.camera_transforms(*self.frames), sim.now())
+        self.moving_cameras = bool(sim.camera_transforms(*self.frames, moving=True))
+        for name in (n for n in cameras if cfg.cameras[n].mount is not None):
+            self.get_logger().warning(f"cameras.{name}.mount is not used in sim: the scene says where its cameras are")
+        self.status_pub = StatusPublisher(self, sim.status, cfg.ros.status_hz, hardware_id="robot sim")
         self.create_timer(1.0 / cfg.ros.state_hz, self.tick)
+
+    def create_timer(self, timer_period_sec: float, callback: Any, callback_group: Any = None, clock: Any = None,
+                     **kwargs: Any) -> Any:
+        """Every timer of this node runs on the steady clock, whatever ``use_sim_time`` says.
+
+        The sim paces physics to the wall clock and publishes ``/clock`` from its state
+        timer; on ROS time (simulated, under rclpy with ``use_sim_time``) that timer would
+        wait for a ``/clock`` only it can send.
+        """
+        from robot_rl import ros
+
+        steady = clock if clock is not None else ros.Clock(clock_type=ros.ClockType.STEADY_TIME)
+        return super().create_timer(timer_period_sec, callback, callback_group=callback_group, clock=steady, **kwargs)
 
     def tick(self) -> None:
         state = self.sim.tick()
+        self.clock_pub.publish(convert.clock_msg(self.sim.now()))
         if state is not None:
             self.publish_state(state)
         for event in self.sim.controller.pop_events():
             self.status_pub.publish(event)
 
     def publish_state(self, state) -> None:
-        stamp = time.time()
+        stamp = self.sim.now()
         values, success = self.sim.ground_truth()
         self.state_pub.publish(state, stamp)
+        moving = self.sim.camera_transforms(*self.frames, moving=True) if self.moving_cameras else []
+        self.tf.publish([tcp_transform(state, *self.frames), *moving], stamp)
         self.truth_pub.publish(msgs.JointState(header=convert.header(stamp, ""), name=self.truth_names,
                                                position=values.tolist()))
         self.success_pub.publish(msgs.Bool(data=success))
 
     def on_reset(self, request: dict) -> None:
         answer = self.sim.reset(request)
+        self.clock_pub.publish(convert.clock_msg(self.sim.now()))
         if self.sim.controller.state is not None:
             self.publish_state(self.sim.controller.state)
         self.done_pub.publish(msgs.String(data=json.dumps(answer)))
@@ -88,7 +127,7 @@ class SimNode(Node):
     def publish_camera(self, name: str, image_pub, info_pub) -> None:
         if image_pub.get_subscription_count() == 0 and info_pub.get_subscription_count() == 0:
             return  # rendering costs ~2 ms per image on a CPU: only for someone listening
-        image, stamp, frame = self.sim.render(name), time.time(), camera_frame_id(name)
+        image, stamp, frame = self.sim.render(name), self.sim.now(), camera_frame_id(name)
         image_pub.publish(convert.image_to_msg(image, stamp, frame))
         info_pub.publish(convert.camera_info_msg(image.shape[1], image.shape[0], self.sim.intrinsics(name),
                                                  stamp, frame))
@@ -96,6 +135,12 @@ class SimNode(Node):
     def destroy_node(self) -> None:
         self.sim.close()
         super().destroy_node()
+
+
+def _clock_qos() -> Any:
+    from robot_rl import ros
+
+    return ros.QoSProfile(depth=1, reliability=ros.ReliabilityPolicy.BEST_EFFORT)
 
 
 def main(args: list[str] | None = None) -> int:

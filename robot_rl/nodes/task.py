@@ -3,9 +3,10 @@
 :class:`SimTopicTask` is the actor's side of the sim-only topics (see
 :mod:`robot_rl.nodes.topics`): ``reset`` asks the sim node for a new episode on
 ``/sim/reset`` and waits for its answer on ``/sim/reset_done``, then for ground truth and
-robot state stamped after it, so no message of the previous episode leaks into the new
-one; ``task_state``/``success`` are the newest ``/sim/task_state``. The scripted experts
-need nothing else, so they drive the sim through topics exactly as they drive MuJoCo.
+robot state stamped at or after it (all three stamps are the sim's time), so no message
+of the previous episode leaks into the new one; ``task_state``/``success`` are the newest
+``/sim/task_state``. The scripted experts need nothing else, so they drive the sim
+through topics exactly as they drive MuJoCo.
 
 :class:`RobotResetTask` is a real robot's: each reset is robot_rl's scripted robot reset
 through the same :class:`~robot_rl.nodes.robot.TopicRobot`, with its joint resets sent as
@@ -32,6 +33,11 @@ from robot_rl.nodes.topics import task_state_names
 log = logging.getLogger(__name__)
 
 RESEND_REQUEST_S = 1.0
+# Header stamps travel as whole nanoseconds, so a message stamped at the reset's own time
+# may read back a hair earlier than the answer's float stamp; the sim's reset moves its
+# time on by at least one physics step (>= 0.1 ms), so nothing of the episode before
+# comes this close.
+STAMP_SLACK_S = 1e-6
 
 
 def parse_reset_request(text: str) -> dict[str, Any]:
@@ -114,7 +120,7 @@ class SimTopicTask(EpisodeTask):
                 self._send_reset(request)
                 sent_at = now
             done = self._done.wait(min(0.1, max(deadline - now, 0.0)), lambda d: d["id"] == rid)
-        stamp = float(done["stamp"])
+        stamp = float(done["stamp"]) - STAMP_SLACK_S
         self._gripper = float(done["gripper"])
         left = max(deadline - time.monotonic(), 0.1)
         if self._truth.wait(left, lambda t: t[2] >= stamp, self.robot.cancel) is None:

@@ -6,6 +6,15 @@ Nodes take their topic names as parameters ``topics.<key>`` (cameras:
 here are the standard drivers' names (DESIGN.md, "Two planes, two transports"), so our
 nodes and theirs are interchangeable.
 
+The defaults are RELATIVE names (``joint_states``, ``robot/tcp_pose``, ...): they
+resolve in the session's namespace (``ros.namespace``, the ``namespace`` launch
+argument), so a session in ``r1`` uses ``/r1/joint_states`` and two robots share one
+DDS domain without hearing each other. With no namespace (the default) they resolve
+to the absolute names listed here. ``/diagnostics`` stays absolute (ROS tools read it
+there; each status is named by the node's fully-qualified name), and ``/clock`` is
+remapped to ``/<ns>/clock`` on every node of a namespaced session (see
+:mod:`robot_rl.nodes.description`).
+
 Robot plane (real hardware and sim alike), topic: type (publisher):
 
 * ``/camera/<name>/color/image_raw``: ``sensor_msgs/Image`` rgb8 (camera node / sim node)
@@ -31,42 +40,55 @@ Sim only (the sim node; a real robot has none of these):
   config asks for) and answers. A repeated id is answered again without a new reset,
   so the actor may re-send a request until it is answered.
 * ``/sim/reset_done`` (``std_msgs/String``, JSON ``{"id": ..., "seed": ..., "stamp":
-  <wall time s when the reset finished>, "gripper": <start opening>, "resets": <n>}``).
+  <simulated time s when the reset finished>, "gripper": <start opening>, "resets": <n>}``).
   Messages on other topics stamped before ``stamp`` describe the previous episode.
 * ``/sim/task_state`` (``sensor_msgs/JointState``): ground truth at the state rate:
   ``name`` = ``task_state.0 .. task_state.<n-1>, success``; ``position`` holds the
   task's privileged state vector then 1.0/0.0 for success; the header stamp is the same
-  wall time as the robot state published in the same tick.
+  simulated time as the robot state published in the same tick.
+* ``/clock`` (``rosgraph_msgs/Clock``): the simulated time, monotonic across resets, at
+  every state tick; every node of a sim session runs with ``use_sim_time`` and every
+  header stamp of the session is on it (:mod:`robot_rl.nodes.sim_node`).
+
+tf (:mod:`robot_rl.nodes.frames`): ``tf`` and ``tf_static`` (``tf2_msgs/TFMessage``,
+relative names) from the controller node or the sim node: base -> TCP, and the cameras'
+optical frames.
 * ``/sim/success`` (``std_msgs/Bool``): the same success flag, for people and tools.
 
 Every node also publishes ``/<node name>/status`` (``std_msgs/String``, one JSON
-object) at ``ros.status_hz`` and on events (the watchdog's hold, a fault): messages
-received and dropped per topic (a malformed message is dropped, warned about and
-counted), and the node's own figures.
+object; ``/<ns>/<node name>/status`` in a namespace) at ``ros.status_hz`` and on events
+(the watchdog's hold, a fault): messages received and dropped per topic (a malformed
+message is dropped, warned about and counted), and the node's own figures; and the same
+on ``/diagnostics`` (``diagnostic_msgs/DiagnosticArray``, :mod:`robot_rl.nodes.diagnostics`).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from robot_rl.config import Config
+
 ROBOT_STATE = {
-    "joint_states": "/joint_states",
-    "tcp_pose": "/robot/tcp_pose",
-    "tcp_twist": "/robot/tcp_twist",
-    "tcp_wrench": "/robot/tcp_wrench",
+    "joint_states": "joint_states",
+    "tcp_pose": "robot/tcp_pose",
+    "tcp_twist": "robot/tcp_twist",
+    "tcp_wrench": "robot/tcp_wrench",
 }
 ROBOT_COMMANDS = {
-    "target_pose": "/robot/target_pose",
-    "gripper_command": "/robot/gripper/command",
-    "posture": "/robot/posture",
+    "target_pose": "robot/target_pose",
+    "gripper_command": "robot/gripper/command",
+    "posture": "robot/posture",
 }
 INPUT = {
-    "spacenav_twist": "/spacenav/twist",
-    "spacenav_joy": "/spacenav/joy",
+    "spacenav_twist": "spacenav/twist",
+    "spacenav_joy": "spacenav/joy",
 }
 SIM = {
-    "sim_reset": "/sim/reset",
-    "sim_reset_done": "/sim/reset_done",
-    "sim_task_state": "/sim/task_state",
-    "sim_success": "/sim/success",
+    "sim_reset": "sim/reset",
+    "sim_reset_done": "sim/reset_done",
+    "sim_task_state": "sim/task_state",
+    "sim_success": "sim/success",
 }
 STATUS = "~/status"
 SUCCESS_ENTRY = "success"  # last name in /sim/task_state
@@ -74,7 +96,7 @@ SUCCESS_ENTRY = "success"  # last name in /sim/task_state
 
 def camera_topics(name: str) -> dict[str, str]:
     """``{"image": ..., "info": ...}`` for camera ``name`` (realsense2_camera's names)."""
-    return {"image": f"/camera/{name}/color/image_raw", "info": f"/camera/{name}/color/camera_info"}
+    return {"image": f"camera/{name}/color/image_raw", "info": f"camera/{name}/color/camera_info"}
 
 
 def camera_frame_id(name: str) -> str:
@@ -94,3 +116,26 @@ def topic_parameters(keys: list[str], cameras: list[str] = (), camera_parts: tup
     if cameras:
         out["cameras"] = {name: {part: camera_topics(name)[part] for part in camera_parts} for name in cameras}
     return out
+
+
+def remap_topics(topics: dict[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """A node's ``topics:`` parameters with ``names`` (the config's ``ros.topics``, by key of
+    :data:`ROBOT_STATE`, :data:`ROBOT_COMMANDS` and :data:`INPUT`) in place of the defaults."""
+    return {key: names.get(key, value) for key, value in topics.items()}
+
+
+def configured_cameras(cfg: Config) -> list[str]:
+    """The cameras the configured env observes."""
+    return list(cfg.env.cameras) if cfg.env.obs_mode != "state" else []
+
+
+def actor_cameras(cfg: Config) -> list[str]:
+    """The cameras whose topics the actor reads: the observed ones, and the reward classifier's (or recorder's).
+
+    Here, not in :mod:`robot_rl.nodes.actor`, because the graph description needs it and must import no more
+    than numpy and PyYAML: ``ros2 launch`` runs it in the ``ros2`` command's Python.
+    """
+    names = configured_cameras(cfg)
+    if cfg.reward.classifier_path is not None or cfg.ros.reward_frames_dir is not None:
+        names += [c for c in cfg.reward.cameras if c not in names]
+    return names

@@ -28,7 +28,8 @@ Names resolved through the backend, on first access: ``Node``, ``init``, ``ok``,
 ``ExternalShutdownException``, ``SingleThreadedExecutor``, ``Parameter``,
 ``ParameterDescriptor``, ``ParameterUninitializedException``, ``QoSProfile``,
 ``ReliabilityPolicy``, ``DurabilityPolicy``, ``HistoryPolicy``,
-``qos_profile_sensor_data``, ``qos_profile_system_default``, ``Time``, ``Duration``.
+``qos_profile_sensor_data``, ``qos_profile_system_default``, ``Time``, ``Duration``,
+``Clock``, ``ClockType``.
 Message classes: ``from robot_rl.ros import msgs`` then ``msgs.Image`` etc.
 
 Importing this package imports neither rclpy nor cyclonedds.
@@ -48,7 +49,7 @@ _BACKEND_NAMES = frozenset({
     "ExternalShutdownException", "SingleThreadedExecutor", "Parameter", "ParameterDescriptor",
     "ParameterNotDeclaredException", "ParameterUninitializedException", "InvalidParameterTypeException",
     "QoSProfile", "ReliabilityPolicy", "DurabilityPolicy", "HistoryPolicy", "qos_profile_sensor_data",
-    "qos_profile_system_default", "Time", "Duration",
+    "qos_profile_system_default", "Time", "Duration", "Clock", "ClockType",
 })
 
 

@@ -4,7 +4,9 @@
 :class:`robot_rl.ros.messages.Image` under the DDS backend: same field names, same
 types, so node code is the same on both. Available: Time; Header, Bool, Float64, String;
 Point, Quaternion, Vector3, Pose, PoseStamped, Twist, TwistStamped, Wrench,
-WrenchStamped; RegionOfInterest, Image, CameraInfo, JointState, Joy.
+WrenchStamped, Transform, TransformStamped; RegionOfInterest, Image, CameraInfo, JointState,
+Joy, CompressedImage; TFMessage (tf2_msgs); Clock (rosgraph_msgs); KeyValue, DiagnosticStatus, DiagnosticArray
+(diagnostic_msgs).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from robot_rl.ros.backend import backend
 
 NAMES = ("Time", "Header", "Bool", "Float64", "String", "Point", "Quaternion", "Vector3", "Pose", "PoseStamped",
          "Twist", "TwistStamped", "Wrench", "WrenchStamped", "RegionOfInterest", "Image", "CameraInfo",
-         "JointState", "Joy")
+         "JointState", "Joy", "Transform", "TransformStamped", "TFMessage", "Clock",
+         "KeyValue", "DiagnosticStatus", "DiagnosticArray", "CompressedImage")
 
 
 def __getattr__(name: str) -> type:

@@ -16,6 +16,7 @@ from typing import Any, Callable
 import rclpy
 import rclpy.node
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration
 from rclpy.exceptions import (
     InvalidParameterTypeException,
@@ -83,8 +84,11 @@ _PACKAGES = {
     "Point": "geometry_msgs", "Quaternion": "geometry_msgs", "Vector3": "geometry_msgs", "Pose": "geometry_msgs",
     "PoseStamped": "geometry_msgs", "Twist": "geometry_msgs", "TwistStamped": "geometry_msgs",
     "Wrench": "geometry_msgs", "WrenchStamped": "geometry_msgs",
+    "Transform": "geometry_msgs", "TransformStamped": "geometry_msgs",
+    "TFMessage": "tf2_msgs", "Clock": "rosgraph_msgs",
     "RegionOfInterest": "sensor_msgs", "Image": "sensor_msgs", "CameraInfo": "sensor_msgs",
-    "JointState": "sensor_msgs", "Joy": "sensor_msgs",
+    "JointState": "sensor_msgs", "Joy": "sensor_msgs", "CompressedImage": "sensor_msgs",
+    "KeyValue": "diagnostic_msgs", "DiagnosticStatus": "diagnostic_msgs", "DiagnosticArray": "diagnostic_msgs",
 }
 
 
@@ -101,5 +105,5 @@ __all__ = [
     "get_global_executor", "ExternalShutdownException", "SingleThreadedExecutor", "Parameter",
     "ParameterDescriptor", "ParameterNotDeclaredException", "ParameterUninitializedException",
     "InvalidParameterTypeException", "QoSProfile", "ReliabilityPolicy", "DurabilityPolicy", "HistoryPolicy",
-    "qos_profile_sensor_data", "qos_profile_system_default", "Time", "Duration",
+    "qos_profile_sensor_data", "qos_profile_system_default", "Time", "Duration", "Clock", "ClockType",
 ]

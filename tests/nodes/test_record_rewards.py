@@ -18,8 +18,9 @@ from actor_harness import PICK, LoopbackSim, ScriptedPerson  # noqa: E402
 
 from robot_rl.errors import ConfigError, DeviceError  # noqa: E402
 from robot_rl.interfaces import InputCommand, InputDevice  # noqa: E402
-from robot_rl.nodes.actor import ActorSession, Senders, actor_cameras, make_topic_parts  # noqa: E402
+from robot_rl.nodes.actor import ActorSession, Senders, make_topic_parts  # noqa: E402
 from robot_rl.nodes.description import build_graph  # noqa: E402
+from robot_rl.nodes.topics import actor_cameras  # noqa: E402
 from robot_rl.reward.dataset import chunk_paths, load_frames  # noqa: E402
 from robot_rl.reward.labels import KeyLabels, LabelKeyTap  # noqa: E402
 from robot_rl.tasks import load_config  # noqa: E402

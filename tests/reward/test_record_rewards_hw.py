@@ -29,7 +29,7 @@ def test_a_robot_config_is_sent_to_the_session_graph(tmp_path, capsys):
     code = main(["launch", *args, "--dry-run", "--run-dir", str(tmp_path / "run")])
     dry = capsys.readouterr()
     assert code == 0, dry.err
-    assert "actor_node" in dry.out and "/camera/front/color/image_raw" in dry.out
+    assert "actor_node" in dry.out and "image: camera/front/color/image_raw" in dry.out  # relative: /camera/...
     overrides = [args[i + 1] for i, a in enumerate(args) if a == "--set"]
     cfg = load_config(ROBOT, overrides)
     assert cfg.ros.policy == "human" and cfg.ros.reward_frames_dir == str(out)

@@ -150,3 +150,34 @@ def test_posture_messages_round_trip_and_are_checked():
     for msg in bad:
         with pytest.raises(MessageError):
             convert.posture_from_msg(msg)
+
+
+def test_tf_message_round_trip_keeps_frames_order_and_quaternion_order():
+    quat = np.array([0.5, 0.5, -0.5, 0.5])  # w, x, y, z
+    tf = convert.tf_message([("base", "tcp", np.array([0.4, -0.1, 0.3]), quat),
+                             ("tcp", "wrist_color_optical_frame", np.zeros(3), np.array([1.0, 0, 0, 0]))], 7.25)
+    assert type(tf).__name__ == "TFMessage" and len(tf.transforms) == 2
+    first = tf.transforms[0]
+    assert (first.transform.rotation.x, first.transform.rotation.w) == (0.5, 0.5)  # named fields, ROS order
+    parent, child, pos, q, stamp = convert.transform_from_msg(first)
+    assert (parent, child, stamp) == ("base", "tcp", 7.25)
+    assert np.allclose(pos, [0.4, -0.1, 0.3]) and np.allclose(q, quat)
+    assert convert.transform_from_msg(tf.transforms[1])[:2] == ("tcp", "wrist_color_optical_frame")
+    clock = convert.clock_msg(3.5)
+    assert (clock.clock.sec, clock.clock.nanosec) == (3, 500_000_000)
+
+
+@pytest.mark.parametrize("change, reason", [
+    (lambda t: setattr(t.transform.translation, "x", float("nan")), "non-finite"),
+    (lambda t: setattr(t.transform.rotation, "z", float("inf")), "non-finite"),
+    (lambda t: setattr(t.transform, "rotation", msgs.Quaternion(x=0.0, y=0.0, z=0.0, w=0.0)), "zero quaternion"),
+    (lambda t: setattr(t, "child_frame_id", ""), "both frame ids"),
+    (lambda t: setattr(t.header, "frame_id", ""), "both frame ids"),
+])
+def test_transforms_a_node_cannot_use_raise_message_error(change, reason):
+    t = convert.transform_stamped_msg("base", "tcp", np.zeros(3), np.array([1.0, 0, 0, 0]), 1.0)
+    change(t)
+    with pytest.raises(MessageError, match=reason):
+        convert.transform_from_msg(t)
+    with pytest.raises(MessageError):
+        convert.transform_from_msg(msgs.PoseStamped())

@@ -34,6 +34,8 @@ def populated(cls, rng: random.Random):
 def _scalar(base: str, rng: random.Random):
     if base == "bool":
         return rng.random() < 0.5
+    if base == "byte":
+        return bytes([rng.randint(0, 255)])
     if base == "string":
         return "".join(rng.choice("abcxyz_/é") for _ in range(rng.randint(0, 7)))
     if base.startswith("float"):
@@ -43,6 +45,8 @@ def _scalar(base: str, rng: random.Random):
 
 
 def _value(f, rng: random.Random):
+    if f.is_message and f.kind == "sequence":
+        return [populated(f.message_class, rng) for _ in range(rng.choice([0, 1, 3]))]
     if f.is_message:
         return populated(f.message_class, rng)
     if f.kind == "scalar":
@@ -62,10 +66,14 @@ def to_rosbags(msg):
     kwargs = {}
     for f in msg._fields:
         v = getattr(msg, f.name)
-        if f.is_message:
+        if f.is_message and f.kind == "sequence":
+            v = [to_rosbags(item) for item in v]
+        elif f.is_message:
             v = to_rosbags(v)
         elif f.kind != "scalar" and f.base not in ("string",):
             v = np.asarray(v, dtype=PRIMITIVES[f.base][3])
+        elif f.base == "byte":
+            v = int.from_bytes(v, "little", signed=True)  # rosbags holds a byte as a signed int
         kwargs[f.name] = v
     return cls(**kwargs)
 
@@ -183,3 +191,17 @@ def test_decoder_rejects_bad_strings_bools_and_sequence_counts():
     struct.pack_into("<I", huge_count, 20, 2**30)  # axes count: after header, stamp and frame_id ""
     with pytest.raises(MessageError, match="truncated"):
         m.deserialize(bytes(huge_count), m.Joy)
+
+
+def test_byte_fields_are_one_byte_bytes_like_rclpy():
+    status = m.DiagnosticStatus()
+    assert status.level == b"\x00" == m.DiagnosticStatus.OK and m.DiagnosticStatus.ERROR == b"\x02"
+    assert m.DiagnosticStatus.get_fields_and_field_types()["level"] == "octet"
+    assert m.DiagnosticStatus.get_fields_and_field_types()["values"] == "sequence<diagnostic_msgs/KeyValue>"
+    for bad in (1, b"", b"\x01\x02", "x", bytearray(b"\x01")):
+        with pytest.raises(TypeError, match="'level'"):
+            m.DiagnosticStatus(level=bad)
+    with pytest.raises(TypeError, match="'values'"):
+        m.DiagnosticStatus(values=[m.String()])
+    raw = bytes(m.serialize(m.DiagnosticStatus(level=m.DiagnosticStatus.WARN, name="/r1/sim_node")))
+    assert raw[4] == 1 and m.deserialize(raw, m.DiagnosticStatus).level == b"\x01"

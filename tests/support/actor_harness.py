@@ -36,7 +36,7 @@ class LoopbackSim:
                           gripper=lambda g: self._locked(self.sim.controller.on_gripper, g),
                           reset=self.requests.append,
                           posture=lambda q, k: self._locked(self.sim.controller.on_posture, q, k))
-        self.parts = make_topic_parts(cfg, topics, senders, actor_id="test")
+        self.parts = make_topic_parts(cfg, topics, senders, actor_id="test", stamp_clock=self.sim.now)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
@@ -45,7 +45,7 @@ class LoopbackSim:
             fn(*args)
 
     def _publish(self, state) -> None:
-        stamp = time.time()
+        stamp = self.sim.now()  # the sim node's stamps: simulated time, as the reset answers' (one clock)
         robot, task = self.parts.robot, self.parts.task
         robot.on_twist(state.tcp_twist)
         robot.on_wrench(state.tcp_wrench)

@@ -11,7 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = {"robot_rl": ROOT / "robot_rl", "robot_rl_drivers": ROOT / "drivers"}
+SOURCES = {"robot_rl": ROOT / "robot_rl", "robot_rl_drivers": ROOT / "robot_rl_drivers"}
 
 #: Sub-packages that are units of their own (the learning plane inside the training wing).
 NESTED_UNITS = ("robot_rl.training.remote",)

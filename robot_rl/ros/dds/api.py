@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from robot_rl.ros import messages as _messages
-from robot_rl.ros.dds.clock import Duration, Time
+from robot_rl.ros.dds.clock import Clock, ClockType, Duration, Time
 from robot_rl.ros.dds.node import Node
 from robot_rl.ros.dds.parameters import (
     InvalidParameterTypeException,
@@ -50,5 +50,5 @@ __all__ = [
     "get_global_executor", "ExternalShutdownException", "SingleThreadedExecutor", "Parameter",
     "ParameterDescriptor", "ParameterNotDeclaredException", "ParameterUninitializedException",
     "InvalidParameterTypeException", "QoSProfile", "ReliabilityPolicy", "DurabilityPolicy", "HistoryPolicy",
-    "qos_profile_sensor_data", "qos_profile_system_default", "Time", "Duration",
+    "qos_profile_sensor_data", "qos_profile_system_default", "Time", "Duration", "Clock", "ClockType",
 ]

@@ -15,6 +15,19 @@
   among robot_rl processes.)
 * ``CYCLONEDDS_URI`` is appended last, as rmw_cyclonedds_cpp does, so site settings win.
 
+Late joiners. Cyclone DDS 11 (the PyPI wheel) treats the configured peers (``localhost``,
+static peers, and in LOCALHOST mode its own address) as *initial locators*, and stops
+announcing itself to those nobody answered after ``Discovery/InitialLocatorPruneDelay``
+(30 s). A participant is thus found only by peers that start within 30 s of it, or that
+announce themselves to it in a way it accepts: a Cyclone 11 participant bound to the LAN
+interface drops participant announcements that arrive on the loopback interface, which
+is where a ROS 2 (Cyclone 0.10) localhost peer sends them. So a ROS 2 node started later
+than that never saw robot_rl's nodes, nor they it. Wherever peers are configured,
+:func:`cyclone_config` sets the delay to ``inf``: we keep announcing ourselves to every
+localhost port and static peer, and a late peer answers. That element exists from
+Cyclone 11 on (0.10 refuses unknown elements), which is one reason the floor is
+``cyclonedds>=11`` (:func:`check_cyclonedds_version`).
+
 When all traffic stays on the host (LOCALHOST, no static peers), large fragments (62 kB, as the loopback MTU allows,
 instead of Cyclone's 1344 B) cut the per-image packet count 46-fold; that is most of
 what keeps 640x480 images under a few milliseconds across processes.
@@ -23,12 +36,15 @@ what keeps 640x480 images under a few milliseconds across processes.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from xml.sax.saxutils import quoteattr
 
 from robot_rl.ros.errors import BackendError
 
 RANGES = ("LOCALHOST", "SUBNET", "OFF", "SYSTEM_DEFAULT")
+MIN_CYCLONEDDS = (11, 0)
+_KEEP_ANNOUNCING = "<InitialLocatorPruneDelay>inf</InitialLocatorPruneDelay>"  # see the module docstring
 _LOOPBACK_TUNING = "<MaxMessageSize>65500B</MaxMessageSize><FragmentSize>62000B</FragmentSize>"
 
 
@@ -89,6 +105,7 @@ def cyclone_config(s: DiscoverySettings) -> str:
         # us only from our periodic participant announcement (SPDP): announce every second,
         # not every 30 s, so late-starting ROS 2 nodes find robot_rl's nodes at once.
         discovery += "<SPDPInterval>1s</SPDPInterval>"
+        discovery += _KEEP_ANNOUNCING
     config = ""
     if general or discovery:
         config = "<CycloneDDS><Domain>"
@@ -96,3 +113,16 @@ def cyclone_config(s: DiscoverySettings) -> str:
         config += f"<Discovery>{discovery}</Discovery>" if discovery else ""
         config += "</Domain></CycloneDDS>,"
     return config + s.user_uri
+
+
+def check_cyclonedds_version(version: str) -> None:
+    """Refuse a cyclonedds older than 11 in one line: its binding API and config differ from what we use.
+
+    cyclonedds-python 0.10 takes samples without a state mask and its Cyclone refuses the
+    ``InitialLocatorPruneDelay`` element; the project pins ``cyclonedds>=11``, so an older one
+    is a stale install. A version string we cannot read is let through.
+    """
+    match = re.match(r"(\d+)\.(\d+)", version.strip())
+    if match and (int(match.group(1)), int(match.group(2))) < MIN_CYCLONEDDS:
+        raise BackendError(f"cyclonedds {version} is installed, but the DDS backend needs cyclonedds >= "
+                           f"{MIN_CYCLONEDDS[0]} (pip install -U 'cyclonedds>={MIN_CYCLONEDDS[0]}')")

@@ -1,8 +1,9 @@
 """``Node``, ``Publisher``, ``Subscription`` and ``Timer`` with rclpy's interface, over DDS.
 
 Only what robot_rl's nodes need, with rclpy's names, signatures and rules: topics,
-timers, the system clock, a logger, and parameters fed from ``--ros-args``. There are
-no services, actions or parameter services; ``set_parameters`` works locally.
+timers, the node's clock (simulated time from ``/clock`` with ``use_sim_time``, see
+:mod:`robot_rl.ros.dds.clock`), a logger, and parameters fed from ``--ros-args``. There
+are no services, actions or parameter services; ``set_parameters`` works locally.
 
 Importing this module does not import cyclonedds; the first node created in a process
 starts the DDS participant (see :meth:`robot_rl.ros.dds.runtime.Context.participant`).
@@ -13,11 +14,11 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from robot_rl.ros.dds.clock import Clock
+from robot_rl.ros.dds.clock import Clock, ClockType, Time
 from robot_rl.ros.dds.log import Logger
 from robot_rl.ros.dds.names import normalize_namespace, resolve_topic_name, validate_node_name
 from robot_rl.ros.dds.parameters import Parameter, ParameterDescriptor, ParameterTable
-from robot_rl.ros.dds.qos import QoSProfile, as_profile
+from robot_rl.ros.dds.qos import QoSProfile, ReliabilityPolicy, as_profile
 from robot_rl.ros.dds.runtime import Context, Executor, default_context
 from robot_rl.ros.errors import MessageError
 from robot_rl.ros.messages import Message, deserialize, serialize
@@ -29,6 +30,9 @@ def _check_msg_type(msg_type: Any) -> type[Message]:
         raise TypeError(f"{msg_type!r} is not a message class of the DDS backend; take message "
                         "classes from robot_rl.ros.msgs")
     return msg_type
+
+
+CLOCK_TOPIC = "/clock"  # rclpy's TimeSource subscribes to this absolute name
 
 
 class Publisher:
@@ -159,7 +163,8 @@ class Node(NodeStatusMixin):
         self._parameters = ParameterTable(self._name, overrides)
         self._allow_undeclared = allow_undeclared_parameters
         self._logger = Logger(self._name)
-        self._clock = Clock()
+        self._clock = Clock(clock_type=ClockType.ROS_TIME)
+        self._clock_sub: Subscription | None = None
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
         self._timers: list[Timer] = []
@@ -172,6 +177,8 @@ class Node(NodeStatusMixin):
                 if not self.has_parameter(name):
                     self.declare_parameter(name, overrides[name])
         self.context.participant()  # start DDS now, so a bad DDS setup fails at construction
+        self._graph_changed()  # announce the node on ros_discovery_info (robot_rl.ros.dds.graph)
+        self._use_sim_time(self.get_parameter("use_sim_time").value)
 
     # -- identity, clock, logging --------------------------------------------------------
 
@@ -185,7 +192,26 @@ class Node(NodeStatusMixin):
         return self._namespace.rstrip("/") + "/" + self._name
 
     def get_clock(self) -> Clock:
+        """ROS time: the system clock, or ``/clock`` while ``use_sim_time`` is true (see :mod:`.clock`)."""
         return self._clock
+
+    def _use_sim_time(self, enabled: bool) -> None:
+        """Follow ``/clock`` (rclpy's TimeSource: best-effort keep-last 1 on ``/clock``, remaps applied)."""
+        if enabled and self._clock_sub is None:
+            from robot_rl.ros.messages import Clock as ClockMsg
+
+            self._clock_sub = self.create_subscription(
+                ClockMsg, CLOCK_TOPIC, self._on_clock, QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+        elif not enabled and self._clock_sub is not None:
+            self.destroy_subscription(self._clock_sub)
+            self._clock_sub = None
+        self._clock._set_ros_time_is_active(enabled)
+
+    def _on_clock(self, msg: Any) -> None:
+        nanoseconds = msg.clock.sec * 1_000_000_000 + msg.clock.nanosec
+        if nanoseconds < 0:
+            raise MessageError(f"/clock time {msg.clock.sec} s {msg.clock.nanosec} ns is before 0")
+        self._clock.set_ros_time_override(Time(nanoseconds=nanoseconds))
 
     def get_logger(self) -> Logger:
         return self._logger
@@ -217,6 +243,7 @@ class Node(NodeStatusMixin):
                          **_rclpy_only: Any) -> Publisher:
         pub = Publisher(self, _check_msg_type(msg_type), self.resolve_topic_name(topic), as_profile(qos_profile))
         self._publishers.append(pub)
+        self._graph_changed()
         return pub
 
     def create_subscription(self, msg_type: type[Message], topic: str, callback: Callable[[Any], None],
@@ -225,6 +252,7 @@ class Node(NodeStatusMixin):
         sub = Subscription(self, _check_msg_type(msg_type), resolved, self._guard_callback(resolved, callback),
                            as_profile(qos_profile), raw)
         self._subscriptions.append(sub)
+        self._graph_changed()
         if self._executor is not None:
             self._executor.wake()
         return sub
@@ -242,6 +270,7 @@ class Node(NodeStatusMixin):
             return False
         self._publishers.remove(publisher)
         publisher.destroy()
+        self._graph_changed()
         return True
 
     def destroy_subscription(self, subscription: Subscription) -> bool:
@@ -249,6 +278,7 @@ class Node(NodeStatusMixin):
             return False
         self._subscriptions.remove(subscription)
         subscription.destroy()
+        self._graph_changed()
         return True
 
     def destroy_timer(self, timer: Timer) -> bool:
@@ -265,12 +295,22 @@ class Node(NodeStatusMixin):
         self._alive = False
         if self._executor is not None:
             self._executor.remove_node(self)
-        if self.context._participant is not None:
+        participant = self.context._participant
+        if participant is not None:
             for sub in self._subscriptions:
                 sub.destroy()
             for pub in self._publishers:
                 pub.destroy()
+            participant.graph.node_removed(id(self))
         self._subscriptions, self._publishers, self._timers = [], [], []
+
+    def _graph_changed(self) -> None:
+        """Publish this node's name and endpoint gids again, as rmw does on every change."""
+        participant = self.context._participant
+        if participant is not None and self._alive:
+            participant.graph.node_changed(id(self), self._namespace, self._name,
+                                           [s._reader.gid for s in self._subscriptions],
+                                           [p._writer.gid for p in self._publishers])
 
     # -- parameters ----------------------------------------------------------------------
 
@@ -315,5 +355,7 @@ class Node(NodeStatusMixin):
         results = []
         for param in parameter_list:
             self._parameters.set(param)
+            if param.name == "use_sim_time":
+                self._use_sim_time(bool(param.value))
             results.append(SimpleNamespace(successful=True, reason=""))
         return results

@@ -17,11 +17,15 @@ Cyclone still checks incoming samples against the type (``dds_stream_normalize``
 structurally broken data never reaches us; the strict decoder catches the rest.
 
 One process has one DDS participant per domain, shared by all its nodes, as rmw does.
+Its USER_DATA says ``enclave=/;`` and it announces its nodes and their endpoints on
+``ros_discovery_info`` (:mod:`robot_rl.ros.dds.graph`), as rmw_cyclonedds_cpp's does. An
+entity's ``gid`` is its 16-byte DDS GUID, the bytes rmw puts in an ``rmw_gid_t``.
 """
 
 from __future__ import annotations
 
 import threading
+from importlib import metadata
 
 from cyclonedds._clayer import ddspy_take, ddspy_write
 from cyclonedds.core import DDSException, GuardCondition, InstanceState, ReadCondition, SampleState, ViewState, WaitSet
@@ -32,7 +36,7 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from robot_rl.ros.dds.config import DiscoverySettings, cyclone_config
+from robot_rl.ros.dds.config import DiscoverySettings, check_cyclonedds_version, cyclone_config
 from robot_rl.ros.dds.names import dds_topic_name
 from robot_rl.ros.dds.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from robot_rl.ros.errors import BackendError
@@ -41,6 +45,7 @@ from robot_rl.ros.messages.idl import idl_type
 
 _ANY_SAMPLE = SampleState.Any | ViewState.Any | InstanceState.Any
 _INFINITY = duration(infinite=True)
+_ENCLAVE = b"enclave=/;"  # rmw_cyclonedds_cpp's participant USER_DATA with the default enclave
 
 
 def dds_qos(profile: QoSProfile, msg_type: type[Message], *, for_writer: bool) -> Qos:
@@ -82,16 +87,25 @@ class Participant:
     def __init__(self, settings: DiscoverySettings) -> None:
         self.settings = settings
         try:
+            check_cyclonedds_version(metadata.version("cyclonedds"))
+        except metadata.PackageNotFoundError:  # a source build without package metadata
+            pass
+        try:
             self._domain = Domain(settings.domain_id, cyclone_config(settings))
-            self.dds = DomainParticipant(settings.domain_id)
+            self.dds = DomainParticipant(settings.domain_id, qos=Qos(Policy.Userdata(data=_ENCLAVE)))
         except Exception as err:  # DDSException carries Cyclone's return code only
             raise BackendError(f"cannot start DDS in domain {settings.domain_id}: {err} "
                                "(check CYCLONEDDS_URI and the ROS_* discovery variables)") from None
+        self.gid = self.dds.guid.bytes
         self._topics: dict[str, tuple[Topic, type[Message]]] = {}
         self._lock = threading.Lock()
+        from robot_rl.ros.dds.graph import GraphAnnouncer
 
-    def topic(self, fq_topic: str, msg_type: type[Message]) -> Topic:
-        name = dds_topic_name(fq_topic)
+        self.graph = GraphAnnouncer(self)
+
+    def topic(self, fq_topic: str, msg_type: type[Message], *, dds_name: str | None = None) -> Topic:
+        """The DDS topic of a ROS topic (``rt/...``), or one named ``dds_name`` as is."""
+        name = dds_name or dds_topic_name(fq_topic)
         with self._lock:
             found = self._topics.get(name)
             if found is not None:
@@ -111,11 +125,12 @@ class Participant:
 
 class Writer:
     def __init__(self, participant: Participant, fq_topic: str, msg_type: type[Message],
-                 profile: QoSProfile) -> None:
+                 profile: QoSProfile, *, dds_name: str | None = None) -> None:
         self.topic = fq_topic
-        self._writer = DataWriter(participant.dds, participant.topic(fq_topic, msg_type),
+        self._writer = DataWriter(participant.dds, participant.topic(fq_topic, msg_type, dds_name=dds_name),
                                   dds_qos(profile, msg_type, for_writer=True))
         self._ref = self._writer._ref
+        self.gid = self._writer.guid.bytes
 
     def write(self, cdr: bytes | bytearray) -> None:
         """Write one encapsulated CDR sample; padded to 4 bytes as rmw_cyclonedds_cpp pads it."""
@@ -142,6 +157,7 @@ class Reader:
         self._reader = DataReader(participant.dds, participant.topic(fq_topic, msg_type),
                                   dds_qos(profile, msg_type, for_writer=False))
         self._ref = self._reader._ref
+        self.gid = self._reader.guid.bytes
         self.condition = ReadCondition(self._reader, _ANY_SAMPLE)
 
     def take(self, max_samples: int = 64) -> list[bytes]:

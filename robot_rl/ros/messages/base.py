@@ -11,7 +11,10 @@ unchanged on both backends:
 
 * keyword constructor, attributes named as in the ``.msg`` file, ``==`` and ``repr``;
 * numeric sequences (``float64[]``, ``uint8[]``) are ``array.array``, fixed-size numeric
-  arrays (``float64[9]``) are ``numpy.ndarray``, ``string[]`` is a ``list``;
+  arrays (``float64[9]``) are ``numpy.ndarray``, ``string[]`` and sequences of messages
+  (``TransformStamped[]``) are lists (fixed-size arrays of messages are not supported);
+  a ``byte`` is a ``bytes`` of length 1, as in rclpy; a ``char`` is a ``uint8`` (rosidl's
+  mapping); a bounded ``string<=N`` is a ``str`` of at most N UTF-8 bytes;
 * assignments are checked the way rclpy checks them with ``ROS_PYTHON_CHECK_FIELDS=1``:
   a float field takes a ``float`` (not an ``int``), an integer field an ``int`` in
   range, a nested field an instance of its class. rclpy's C conversion reads an ``int``
@@ -45,6 +48,8 @@ PRIMITIVES: dict[str, tuple[str, int, str | None, str, str]] = {
     "uint64": ("Q", 8, "Q", "uint64", "uint64"),
     "float32": ("f", 4, "f", "float32", "float"),
     "float64": ("d", 8, "d", "float64", "double"),
+    # ROS ``byte`` (IDL octet): a ``bytes`` of length 1, as in rclpy (scalars only)
+    "byte": ("c", 1, None, "uint8", "octet"),
 }
 _INT_RANGES = {
     "int8": (-(2**7), 2**7), "uint8": (0, 2**8), "int16": (-(2**15), 2**15), "uint16": (0, 2**16),
@@ -65,6 +70,7 @@ class Field:
     kind: str  # "scalar" | "sequence" | "array"
     size: int = 0  # element count of a fixed-size array
     default: Any = None  # the .msg default of a scalar, if any
+    string_bound: int = 0  # N of a bounded string ``string<=N``; 0 for an unbounded one
 
     @property
     def is_message(self) -> bool:
@@ -80,7 +86,7 @@ class Field:
             pkg, _, name = self.base.split("/")
             elem = f"{pkg}/{name}"
         elif self.base == "string":
-            elem = "string"
+            elem = f"string<{self.string_bound}>" if self.string_bound else "string"
         else:
             elem = PRIMITIVES[self.base][4]
         if self.kind == "sequence":
@@ -105,6 +111,13 @@ def parse_definition(package: str, definition: str) -> tuple[Field, ...]:
         if type_text.endswith("]"):
             type_text, count = type_text[:-1].split("[", 1)
             kind, size = ("sequence", 0) if count == "" else ("array", int(count))
+        string_bound = 0
+        if type_text.startswith("string<="):
+            if kind != "scalar":
+                raise ValueError(f"{package}: bounded strings are supported as scalars only: {raw!r}")
+            type_text, string_bound = "string", int(type_text[len("string<="):])
+        if type_text == "char":
+            type_text = "uint8"  # rosidl maps a .msg ``char`` to IDL uint8 (and rclpy to an int)
         if type_text in PRIMITIVES or type_text == "string":
             base = type_text
         elif type_text == "Header":
@@ -119,7 +132,7 @@ def parse_definition(package: str, definition: str) -> tuple[Field, ...]:
             if kind != "scalar" or base not in PRIMITIVES:
                 raise ValueError(f"{package}: defaults are supported on numeric scalars only: {raw!r}")
             default = float(parts[2]) if base.startswith("float") else int(parts[2])
-        fields.append(Field(name, base, kind, size, default))
+        fields.append(Field(name, base, kind, size, default, string_bound))
     return tuple(fields)
 
 
@@ -133,8 +146,10 @@ class _MessageMeta(type):
         for f in fields:
             if f.is_message and f.base not in REGISTRY:
                 raise ValueError(f"{type_name}: field {f.name!r} needs {f.base}, declared later")
-            if f.is_message and f.kind != "scalar":
-                raise ValueError(f"{type_name}: sequences of messages are not supported")
+            if f.is_message and f.kind == "array":
+                raise ValueError(f"{type_name}: fixed-size arrays of messages are not supported")
+            if f.base == "byte" and f.kind != "scalar":
+                raise ValueError(f"{type_name}: byte arrays and sequences are not supported")
         ns["__slots__"] = tuple("_" + f.name for f in fields)
         ns["_type"] = type_name
         ns["_fields"] = fields
@@ -187,7 +202,7 @@ class Message(metaclass=_MessageMeta):
 
 def _default(f: Field) -> Any:
     if f.kind == "sequence":
-        if f.base == "string" or f.base == "bool":
+        if f.base == "string" or f.base == "bool" or f.is_message:
             return []
         return array.array(PRIMITIVES[f.base][2])
     if f.kind == "array":
@@ -198,6 +213,8 @@ def _default(f: Field) -> Any:
         return f.message_class()
     if f.base == "string":
         return ""
+    if f.base == "byte":
+        return bytes([f.default or 0])
     if f.default is not None:
         return f.default
     return {"bool": False, "float32": 0.0, "float64": 0.0}.get(f.base, 0)
@@ -226,9 +243,13 @@ def _setter(type_name: str, f: Field):
                     raise TypeError(f"{where} must be a sub message of type '{nested.__name__}'")
                 return value
         elif f.base == "string":
+            bound = f.string_bound
+
             def check(value: Any) -> Any:
                 if not isinstance(value, str):
                     raise TypeError(f"{where} must be of type 'str'")
+                if bound and len(value.encode("utf-8")) > bound:  # the wire bound is in bytes
+                    raise ValueError(f"{where} must be a string of at most {bound} bytes")
                 return value
         else:
             check = _scalar_check(f.base, where)
@@ -248,6 +269,12 @@ def _scalar_check(base: str, where: str):
         def check(value: Any) -> Any:
             if not isinstance(value, bool):
                 raise TypeError(f"{where} must be of type 'bool'")
+            return value
+        return check
+    if base == "byte":
+        def check(value: Any) -> Any:
+            if not isinstance(value, bytes) or len(value) != 1:
+                raise TypeError(f"{where} must be of type 'bytes' with length 1")
             return value
         return check
     if base in _FLOAT_MAX:
@@ -272,8 +299,8 @@ def _scalar_check(base: str, where: str):
 
 
 def _sequence_check(f: Field, where: str):
-    if f.base == "string" or f.base == "bool":
-        elem = str if f.base == "string" else bool
+    if f.base == "string" or f.base == "bool" or f.is_message:
+        elem = str if f.base == "string" else bool if f.base == "bool" else f.message_class
 
         def check(value: Any) -> Any:
             if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):

@@ -41,6 +41,29 @@ class String(Message, type_name="std_msgs/msg/String", definition="string data")
     pass
 
 
+# std_msgs' arrays (robot_rl.ros.bag.demos: vectors of an exported demo)
+class MultiArrayDimension(Message, type_name="std_msgs/msg/MultiArrayDimension", definition="""
+string label
+uint32 size
+uint32 stride
+"""):
+    pass
+
+
+class MultiArrayLayout(Message, type_name="std_msgs/msg/MultiArrayLayout", definition="""
+MultiArrayDimension[] dim
+uint32 data_offset
+"""):
+    pass
+
+
+class Float64MultiArray(Message, type_name="std_msgs/msg/Float64MultiArray", definition="""
+MultiArrayLayout layout
+float64[] data
+"""):
+    pass
+
+
 # geometry_msgs -----------------------------------------------------------------------
 
 
@@ -111,6 +134,21 @@ Wrench wrench
     pass
 
 
+class Transform(Message, type_name="geometry_msgs/msg/Transform", definition="""
+Vector3 translation
+Quaternion rotation
+"""):
+    pass
+
+
+class TransformStamped(Message, type_name="geometry_msgs/msg/TransformStamped", definition="""
+std_msgs/Header header
+string child_frame_id
+Transform transform
+"""):
+    pass
+
+
 # sensor_msgs -------------------------------------------------------------------------
 
 
@@ -170,8 +208,67 @@ int32[] buttons
     pass
 
 
+class CompressedImage(Message, type_name="sensor_msgs/msg/CompressedImage", definition="""
+std_msgs/Header header
+string format
+uint8[] data
+"""):
+    pass
+
+
+# diagnostic_msgs -----------------------------------------------------------------------
+
+
+class KeyValue(Message, type_name="diagnostic_msgs/msg/KeyValue", definition="""
+string key
+string value
+"""):
+    pass
+
+
+class DiagnosticStatus(Message, type_name="diagnostic_msgs/msg/DiagnosticStatus", definition="""
+byte level
+string name
+string message
+string hardware_id
+KeyValue[] values
+"""):
+    # the .msg constants (byte OK=0 ...), as rclpy's generated class has them
+    OK = b"\x00"
+    WARN = b"\x01"
+    ERROR = b"\x02"
+    STALE = b"\x03"
+
+
+class DiagnosticArray(Message, type_name="diagnostic_msgs/msg/DiagnosticArray", definition="""
+std_msgs/Header header
+DiagnosticStatus[] status
+"""):
+    pass
+
+
+# tf2_msgs ----------------------------------------------------------------------------
+
+
+class TFMessage(Message, type_name="tf2_msgs/msg/TFMessage", definition="""
+geometry_msgs/TransformStamped[] transforms
+"""):
+    pass
+
+
+# rosgraph_msgs -----------------------------------------------------------------------
+
+
+class Clock(Message, type_name="rosgraph_msgs/msg/Clock", definition="""
+builtin_interfaces/Time clock
+"""):
+    pass
+
+
 ALL: tuple[type[Message], ...] = (
-    Time, Header, Bool, Float64, String,
+    Time, Header, Bool, Float64, String, MultiArrayDimension, MultiArrayLayout, Float64MultiArray,
     Point, Quaternion, Vector3, Pose, PoseStamped, Twist, TwistStamped, Wrench, WrenchStamped,
-    RegionOfInterest, Image, CameraInfo, JointState, Joy,
+    Transform, TransformStamped, TFMessage, Clock,
+    RegionOfInterest, Image, CameraInfo, JointState, Joy, CompressedImage,
+    KeyValue, DiagnosticStatus, DiagnosticArray,
 )

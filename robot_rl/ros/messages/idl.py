@@ -21,7 +21,7 @@ from robot_rl.ros.messages.base import Field, Message
 _PRIMITIVES: dict[str, Any] = {
     "bool": bool, "int8": t.int8, "uint8": t.uint8, "int16": t.int16, "uint16": t.uint16,
     "int32": t.int32, "uint32": t.uint32, "int64": t.int64, "uint64": t.uint64,
-    "float32": t.float32, "float64": t.float64, "string": str,
+    "float32": t.float32, "float64": t.float64, "byte": t.byte, "string": str,
 }
 _CACHE: dict[type[Message], type[IdlStruct]] = {}
 
@@ -44,6 +44,8 @@ def idl_type(cls: type[Message]) -> type[IdlStruct]:
 
 def _member_type(f: Field) -> Any:
     elem = idl_type(f.message_class) if f.is_message else _PRIMITIVES[f.base]
+    if f.string_bound:
+        elem = t.bounded_str[f.string_bound]
     if f.kind == "sequence":
         return t.sequence[elem]
     if f.kind == "array":

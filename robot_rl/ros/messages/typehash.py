@@ -18,14 +18,17 @@ from robot_rl.ros.messages.base import Field, Message
 # type_description_interfaces/msg/FieldType ids of the scalar types
 _FIELD_TYPE_IDS = {
     "int8": 2, "uint8": 3, "int16": 4, "uint16": 5, "int32": 6, "uint32": 7, "int64": 8, "uint64": 9,
-    "float32": 10, "float64": 11, "bool": 15, "string": 17,
+    "float32": 10, "float64": 11, "bool": 15, "byte": 16, "string": 17,
 }
 _NESTED_TYPE = 1
+_BOUNDED_STRING = 21  # string<=N, with N as string_capacity
 _ARRAY_OFFSET, _BOUNDED_SEQUENCE_OFFSET, _UNBOUNDED_SEQUENCE_OFFSET = 48, 96, 144
 
 
 def _field_description(f: Field) -> dict:
     type_id = _NESTED_TYPE if f.is_message else _FIELD_TYPE_IDS[f.base]
+    if f.string_bound:
+        type_id = _BOUNDED_STRING
     if f.kind == "array":
         type_id += _ARRAY_OFFSET
     elif f.kind == "sequence":
@@ -35,7 +38,7 @@ def _field_description(f: Field) -> dict:
         "type": {
             "type_id": type_id,
             "capacity": f.size if f.kind == "array" else 0,
-            "string_capacity": 0,
+            "string_capacity": f.string_bound,
             "nested_type_name": f.base if f.is_message else "",
         },
     }

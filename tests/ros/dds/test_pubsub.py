@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -26,16 +25,6 @@ from robot_rl.ros.dds import api as ros
 
 PEER = str(Path(__file__).resolve().parents[2] / "support" / "ros_peer.py")
 TIMEOUT = 20.0
-
-
-@pytest.fixture
-def dds(monkeypatch):
-    monkeypatch.setenv("ROBOT_RL_ROS_BACKEND", "dds")
-    monkeypatch.setenv("ROBOT_RL_DDS_LOCALHOST", "1")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(random.randint(1, 100)))
-    ros.init(args=[])
-    yield ros
-    ros.try_shutdown()
 
 
 def start_peer(*args: str) -> subprocess.Popen:

@@ -4,6 +4,8 @@
 
 * ``realsense``: :class:`~robot_rl_drivers.cameras.realsense.RealSenseCamera` (pyrealsense2);
 * ``opencv``: :class:`~robot_rl_drivers.cameras.opencv.OpenCVCamera` (V4L2 through OpenCV);
+* ``topic``: none here; another driver publishes the images and the actor node reads
+  them (:class:`robot_rl.nodes.camera.TopicCamera`);
 * ``sim``: rendered from a MuJoCo world, so it needs that world. The sim registers its
   factory with :func:`register_camera_backend` (or a caller passes ``factories=``); this
   package never imports robot_rl.sim.
@@ -57,6 +59,10 @@ def make_camera(name: str, cfg: CameraConfig, *, file: str = "<config>",
         from robot_rl_drivers.cameras.opencv import OpenCVCamera
 
         return OpenCVCamera(name, cfg, camera_settings(cfg, file=file, where=where))
+    if cfg.backend == "topic":
+        topic = camera_settings(cfg, file=file, where=where).subscribed_topic
+        raise ConfigError(f"camera '{name}': backend topic is another driver's image topic ({topic}), read by the "
+                          f"actor node; robot_rl opens no device for it (check it with: ros2 topic hz {topic})")
     if cfg.backend == "sim":
         raise ConfigError(f"camera '{name}': the sim backend renders from a MuJoCo world; build it through "
                           "robot_rl.sim, which registers it with register_camera_backend('sim', ...)")

@@ -36,12 +36,12 @@ def run(args: argparse.Namespace) -> int:
     from robot_rl_drivers.cameras import make_camera
 
     cfg = load_config(resolve_config(args.config))
-    names = args.name or [n for n, c in cfg.cameras.items() if c.backend != "sim"]
+    names = args.name or [n for n, c in cfg.cameras.items() if c.backend not in ("sim", "topic")]
     unknown = [n for n in names if n not in cfg.cameras]
     if unknown:
         raise ConfigError(f"{args.config}: no camera named {', '.join(unknown)} (has: {', '.join(cfg.cameras)})")
     if not names:
-        print(f"{args.config}: no real cameras (all are sim)")
+        print(f"{args.config}: no cameras robot_rl opens itself (all are sim or topic cameras)")
         return 0
     for name in names:
         camera = make_camera(name, cfg.cameras[name], file=args.config)

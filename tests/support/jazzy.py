@@ -1,0 +1,58 @@
+"""For the interop tests against a real ROS 2: is one sourced, and the environments of both sides.
+
+Every interop test runs in its own ``ROS_DOMAIN_ID``, with ``RMW_IMPLEMENTATION=rmw_cyclonedds_cpp``
+and ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` on both sides: the setting in which ROS 2
+peers and the DDS backend must find each other at any time. DDS-backend processes get an
+environment without ROS's ``LD_LIBRARY_PATH``, so the ``cyclonedds`` wheel loads its own
+library, not the one ROS 2 was built with.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCED = bool(os.environ.get("ROS_DISTRO")) and shutil.which("ros2") is not None
+needs_ros2 = pytest.mark.skipif(not SOURCED, reason="needs a sourced ROS 2 (ROS_DISTRO set and `ros2` on PATH)")
+
+
+def ros_env() -> dict[str, str]:
+    """The environment of a ROS 2 process (``ros2`` CLI, rclpy) in a new private domain."""
+    env = dict(os.environ)
+    env.update(ROS_DOMAIN_ID=str(random.randint(101, 230)), RMW_IMPLEMENTATION="rmw_cyclonedds_cpp",
+               ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1", MUJOCO_GL="egl")
+    env.pop("ROBOT_RL_DDS_LOCALHOST", None)
+    return env
+
+
+def dds_env(ros: dict[str, str]) -> dict[str, str]:
+    """The same domain for robot_rl processes on the DDS backend (the wheel's own Cyclone library)."""
+    env = dict(ros, ROBOT_RL_ROS_BACKEND="dds")
+    env.pop("LD_LIBRARY_PATH", None)
+    env.pop("CYCLONEDDS_HOME", None)
+    return env
+
+
+def ros2(args: list[str], env: dict[str, str], timeout: float = 60.0, cwd: Path | None = None
+         ) -> subprocess.CompletedProcess:
+    """Run one ``ros2`` command to its end; its output, whatever the exit status."""
+    return subprocess.run(["ros2", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def until(check, timeout: float, period: float = 1.0):
+    """Call ``check()`` until it returns something true (returned), or fail after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(period)
+    raise AssertionError(f"not within {timeout:.0f} s; last: {last!r}")
