@@ -21,6 +21,24 @@ def box_spec(space: gym.spaces.Box) -> dict[str, Any]:
     return spec
 
 
+def box_from_spec(spec: dict[str, Any]) -> gym.spaces.Box:
+    """The Box a :func:`box_spec` describes (``null`` bounds unbounded); ValueError for what is not one."""
+    try:
+        shape = tuple(int(n) for n in spec["shape"])
+        dtype = np.dtype(spec["dtype"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"not a space description ({err})") from None
+    if dtype == np.uint8:
+        return gym.spaces.Box(0, 255, shape, np.uint8)
+    try:
+        low, high = _bound(spec.get("low", []), "low"), _bound(spec.get("high", []), "high")
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"bounds are not numbers ({err})") from None
+    if low.size != int(np.prod(shape)) or high.size != low.size:
+        raise ValueError(f"bounds do not match the shape {shape}")
+    return gym.spaces.Box(low.reshape(shape).astype(dtype), high.reshape(shape).astype(dtype), shape, dtype)
+
+
 def spaces_spec(obs_space: gym.spaces.Dict, action_space: gym.spaces.Box) -> dict[str, Any]:
     """``{"observation": {key: box spec}, "action": box spec}``."""
     return {"observation": {k: box_spec(s) for k, s in sorted(obs_space.spaces.items())},

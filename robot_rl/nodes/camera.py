@@ -49,6 +49,11 @@ def is_topic_camera(cfg: Config, name: str) -> bool:
     return cfg.cameras[name].backend == "topic"
 
 
+def own_cameras(cfg: Config) -> list[str]:
+    """The cameras robot_rl publishes itself (a camera node, or the sim node): all but the topic cameras."""
+    return [name for name in cfg.cameras if not is_topic_camera(cfg, name)]
+
+
 def compressed(cfg: Config, name: str) -> bool:
     """Whether the actor reads camera ``name`` as ``sensor_msgs/CompressedImage``."""
     return is_topic_camera(cfg, name) and cfg.cameras[name].hardware.transport == "compressed"

@@ -31,6 +31,7 @@ from robot_rl import jsonio
 from robot_rl.config import Config
 from robot_rl.errors import RobotRLError
 from robot_rl.interfaces import RobotState
+from robot_rl.nodes.topics import DIAGNOSTICS, TF, TF_STATIC
 from robot_rl.paths import resolve_config
 from robot_rl.ros import convert, msgs
 from robot_rl.ros.errors import MessageError, ParameterError
@@ -61,15 +62,23 @@ def node_base() -> type:
 
 
 def qos(kind: str) -> Any:
-    """``image_pub``, ``latest_sub`` (best-effort, newest only), ``stream_pub`` or ``event``."""
+    """``image_pub``, ``latest_sub`` (best-effort, newest only), ``stream_pub``, ``event``, and the standard
+    topics' own: ``clock`` (rclcpp's ClockQoS: best-effort, keep-last 1), ``tf`` (tf2's broadcaster:
+    reliable, keep-last 100) and ``tf_static`` (tf2's static broadcaster: reliable, transient-local,
+    keep-last 1, so a subscriber that joins later gets it)."""
     from robot_rl import ros
 
     if kind == "image_pub":
         return ros.QoSProfile(depth=1, reliability=ros.ReliabilityPolicy.RELIABLE)
-    if kind == "latest_sub":
+    if kind in ("latest_sub", "clock"):
         return ros.QoSProfile(depth=1, reliability=ros.ReliabilityPolicy.BEST_EFFORT)
     if kind in ("stream_pub", "event"):
         return ros.QoSProfile(depth=10, reliability=ros.ReliabilityPolicy.RELIABLE)
+    if kind == "tf":
+        return ros.QoSProfile(depth=100, reliability=ros.ReliabilityPolicy.RELIABLE)
+    if kind == "tf_static":
+        return ros.QoSProfile(depth=1, reliability=ros.ReliabilityPolicy.RELIABLE,
+                              durability=ros.DurabilityPolicy.TRANSIENT_LOCAL)
     raise ValueError(f"unknown QoS kind {kind!r}")
 
 
@@ -179,13 +188,13 @@ class StatusPublisher:
     """
 
     def __init__(self, node: Any, extra: Callable[[], dict[str, Any]], hz: float, *, hardware_id: str = "") -> None:
-        from robot_rl.nodes.diagnostics import TOPIC, DropWindow
+        from robot_rl.nodes.diagnostics import DropWindow
 
         self.node = node
         self.extra = extra
         self.hardware_id = hardware_id
         self.pub = node.create_publisher(msgs.String, "~/status", qos("event"))
-        self.diagnostics = node.create_publisher(msgs.DiagnosticArray, TOPIC, qos("event"))
+        self.diagnostics = node.create_publisher(msgs.DiagnosticArray, DIAGNOSTICS, qos("event"))
         self._drops = DropWindow()
         node.create_timer(1.0 / hz, self.publish)
 
@@ -253,19 +262,12 @@ class TransformPublisher:
     session's namespace and two sessions keep their trees apart.
     """
 
-    TF, TF_STATIC = "tf", "tf_static"
-
     def __init__(self, node: Any, static: list[Any], stamp: float) -> None:
-        from robot_rl import ros
-
-        self.pub = node.create_publisher(msgs.TFMessage, self.TF, ros.QoSProfile(
-            depth=100, reliability=ros.ReliabilityPolicy.RELIABLE))
+        self.pub = node.create_publisher(msgs.TFMessage, TF, qos("tf"))
         self.static = list(static)
         self.static_pub = None
         if self.static:
-            self.static_pub = node.create_publisher(msgs.TFMessage, self.TF_STATIC, ros.QoSProfile(
-                depth=1, reliability=ros.ReliabilityPolicy.RELIABLE,
-                durability=ros.DurabilityPolicy.TRANSIENT_LOCAL))
+            self.static_pub = node.create_publisher(msgs.TFMessage, TF_STATIC, qos("tf_static"))
             self.static_pub.publish(self._message(self.static, stamp))
         self.published = 0
 

@@ -53,6 +53,7 @@ from robot_rl.config import Config
 from robot_rl.errors import ConfigError
 from robot_rl.nodes.intervention import topic_devices
 from robot_rl.nodes.topics import (
+    CLOCK,
     INPUT,
     ROBOT_COMMANDS,
     ROBOT_STATE,
@@ -66,7 +67,7 @@ from robot_rl.nodes.topics import (
 NODE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 PACKAGE = "robot_rl"
 #: absolute topics that move under the session's namespace when it has one (``/clock`` -> ``/<ns>/clock``)
-NAMESPACED_REMAPS = ("/clock",)
+NAMESPACED_REMAPS = (CLOCK,)
 
 
 @dataclass
@@ -138,7 +139,7 @@ class GraphDescription:
 
 def build_graph(cfg: Config, config_path: str | Path) -> GraphDescription:
     """The session's nodes (see the module docstring); ConfigError for a config no graph fits."""
-    from robot_rl.nodes.camera import image_topic, is_topic_camera
+    from robot_rl.nodes.camera import image_topic, own_cameras
 
     path = Path(config_path).resolve()
     base: dict[str, Any] = {"config": str(path)}
@@ -153,16 +154,16 @@ def build_graph(cfg: Config, config_path: str | Path) -> GraphDescription:
         if cam.backend != "topic" and (cam.backend == "sim") != (backend == "sim"):
             raise ConfigError(f"{path}: cameras.{name}.backend is '{cam.backend}' but robot.backend is '{backend}': "
                               "a sim session has sim (or topic) cameras only, a real one real (or topic) cameras only")
-    own_cameras = [name for name in cfg.cameras if not is_topic_camera(cfg, name)]  # topic cameras: another driver's
+    ours = own_cameras(cfg)  # a topic camera is another driver's: no node of ours publishes it
 
     if backend == "sim":
         nodes.append(NodeSpec("sim_node", "sim_node", {
-            **base, "topics": topic_parameters([*robot_topics, *SIM], own_cameras, ("image", "info"))}))
+            **base, "topics": topic_parameters([*robot_topics, *SIM], ours, ("image", "info"))}))
     else:
         if backend == "franka":
             nodes.append(NodeSpec("controller_node", "controller_node",
                                   {**base, "topics": topic_parameters(robot_topics)}))
-        for name in own_cameras:
+        for name in ours:
             nodes.append(NodeSpec(f"camera_{name}", "camera_node", {
                 **base, "camera": name, "frame_id": camera_frame_id(name),
                 "topics": topic_parameters([], [name], ("image", "info"))["cameras"][name]}))

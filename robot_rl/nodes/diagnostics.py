@@ -39,7 +39,6 @@ LEVEL_NAMES = {OK: "OK", WARN: "WARN", ERROR: "ERROR", STALE: "STALE"}
 DROP_WARN_S = 30.0
 #: longest value string sent (a long list in a status stays readable in a monitor)
 MAX_VALUE_CHARS = 1000
-TOPIC = "/diagnostics"
 
 
 @dataclass

@@ -42,6 +42,7 @@ from typing import Any, Iterator, Optional
 
 from robot_rl.config import Config
 from robot_rl.errors import ConfigError
+from robot_rl.nodes.topics import CLOCK, DIAGNOSTICS, TF, TF_STATIC
 
 NODE = "recorder_node"
 
@@ -68,10 +69,10 @@ STREAM_KEYS = ("joint_states", "tcp_pose", "tcp_twist", "tcp_wrench", "sim_task_
 STATUS_TYPE = "std_msgs/msg/String"
 #: topics robot_rl's nodes publish besides their ``topics.*`` ones: (name, type, kind, sim only)
 STANDARD_TOPICS = (
-    ("tf", "tf2_msgs/msg/TFMessage", "stream", False),
-    ("tf_static", "tf2_msgs/msg/TFMessage", "static", False),
-    ("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray", "event", False),
-    ("/clock", "rosgraph_msgs/msg/Clock", "clock", True),
+    (TF, "tf2_msgs/msg/TFMessage", "stream", False),
+    (TF_STATIC, "tf2_msgs/msg/TFMessage", "static", False),
+    (DIAGNOSTICS, "diagnostic_msgs/msg/DiagnosticArray", "event", False),
+    (CLOCK, "rosgraph_msgs/msg/Clock", "clock", True),
 )
 KINDS = ("image", "stream", "event", "static", "clock")
 

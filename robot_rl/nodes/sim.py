@@ -55,7 +55,7 @@ class SimServer:
         self.world.robot.controller.watchdog_enabled = False  # the node's wall-clock watchdog replaces it
         self.controller = ControllerCore(self.world.robot, cfg.ros.watchdog_s, clock=clock, wall=wall)
         self.max_lag_s = max_lag_s
-        self._clock, self._wall = clock, wall
+        self._clock = clock
         self._sim0 = self._wall0 = self._sim_start = 0.0
         self.lag_dropped_s = 0.0
         self.physics_steps = 0

@@ -31,7 +31,7 @@ import json
 import sys
 from typing import Any
 
-from robot_rl.nodes.camera import is_topic_camera
+from robot_rl.nodes.camera import own_cameras
 from robot_rl.nodes.common import (
     RobotStatePublisher,
     StatusPublisher,
@@ -48,11 +48,10 @@ from robot_rl.nodes.common import (
 from robot_rl.nodes.frames import tcp_transform
 from robot_rl.nodes.sim import SimServer
 from robot_rl.nodes.task import parse_reset_request
-from robot_rl.nodes.topics import ROBOT_COMMANDS, ROBOT_STATE, SIM, camera_frame_id, task_state_names
+from robot_rl.nodes.topics import CLOCK, ROBOT_COMMANDS, ROBOT_STATE, SIM, camera_frame_id, task_state_names
 from robot_rl.ros import convert, msgs, run_node
 
 Node = node_base()
-CLOCK_TOPIC = "/clock"  # absolute, as ROS has it; a namespaced session remaps it per session
 
 
 class SimNode(Node):
@@ -60,7 +59,7 @@ class SimNode(Node):
         super().__init__("sim_node")
         log_core_to_console(self.get_name())
         cfg, _ = load_session(self)
-        cameras = [name for name in cfg.cameras if not is_topic_camera(cfg, name)]  # topic cameras: another driver's
+        cameras = own_cameras(cfg)  # a topic camera is another driver's
         topics = declare_topics(self, [*ROBOT_STATE, *ROBOT_COMMANDS, *SIM], cameras, ["image", "info"])
         prefix = param_or(self, "joint_prefix", "joint")
         self.sim = sim = SimServer(cfg, cameras=cameras)
@@ -77,7 +76,7 @@ class SimNode(Node):
             image = self.create_publisher(msgs.Image, topics["cameras"][name]["image"], qos("image_pub"))
             info = self.create_publisher(msgs.CameraInfo, topics["cameras"][name]["info"], qos("image_pub"))
             self.create_timer(1.0 / cam.fps, lambda n=name, i=image, c=info: self.publish_camera(n, i, c))
-        self.clock_pub = self.create_publisher(msgs.Clock, CLOCK_TOPIC, _clock_qos())
+        self.clock_pub = self.create_publisher(msgs.Clock, CLOCK, qos("clock"))
         self.frames = (cfg.ros.frame_id, cfg.ros.tcp_frame_id)
         self.tf = TransformPublisher(self, sim.camera_transforms(*self.frames), sim.now())
         self.moving_cameras = bool(sim.camera_transforms(*self.frames, moving=True))
@@ -135,12 +134,6 @@ class SimNode(Node):
     def destroy_node(self) -> None:
         self.sim.close()
         super().destroy_node()
-
-
-def _clock_qos() -> Any:
-    from robot_rl import ros
-
-    return ros.QoSProfile(depth=1, reliability=ros.ReliabilityPolicy.BEST_EFFORT)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -91,6 +91,10 @@ SIM = {
     "sim_success": "sim/success",
 }
 STATUS = "~/status"
+# the standard topics robot_rl's nodes publish besides their topics.* ones
+TF, TF_STATIC = "tf", "tf_static"  # relative: a namespaced session has its own tree
+DIAGNOSTICS = "/diagnostics"  # absolute: the aggregator reads the one topic; statuses carry full node names
+CLOCK = "/clock"  # absolute, as rclpy's TimeSource reads it; a namespaced session remaps it per session
 SUCCESS_ENTRY = "success"  # last name in /sim/task_state
 
 

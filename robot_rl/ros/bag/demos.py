@@ -57,6 +57,7 @@ import numpy as np
 
 from robot_rl import jsonio
 from robot_rl.data.demos import MANIFEST, DemoFormatError, DemoWriter, episode_files, read_episode, read_manifest
+from robot_rl.data.spaces import box_from_spec
 from robot_rl.data.transition import Step
 from robot_rl.errors import RobotRLError
 from robot_rl.ros.bag.reader import Bag, open_bag
@@ -85,17 +86,9 @@ class DemoBagError(RobotRLError):
 
 def _box(spec: dict[str, Any], where: str) -> gym.spaces.Box:
     try:
-        shape = tuple(int(n) for n in spec["shape"])
-        dtype = np.dtype(spec["dtype"])
-    except (KeyError, TypeError, ValueError) as err:
-        raise DemoBagError(f"{where}: not a space description ({err})") from None
-    if dtype == np.uint8:
-        return gym.spaces.Box(0, 255, shape, np.uint8)
-    low = np.array([-math.inf if v is None else v for v in spec.get("low", [])], dtype=np.float64)
-    high = np.array([math.inf if v is None else v for v in spec.get("high", [])], dtype=np.float64)
-    if low.size != int(np.prod(shape)) or high.size != low.size:
-        raise DemoBagError(f"{where}: bounds do not match the shape {shape}")
-    return gym.spaces.Box(low.reshape(shape).astype(dtype), high.reshape(shape).astype(dtype), shape, dtype)
+        return box_from_spec(spec)
+    except ValueError as err:
+        raise DemoBagError(f"{where}: {err}") from None
 
 
 def spaces_of(manifest: dict[str, Any], where: str) -> tuple[gym.spaces.Dict, gym.spaces.Box]:
