@@ -48,6 +48,9 @@ setup(
     extras_require={
         "sim": ["mujoco>=3.2"],
         "real": REAL,
+        # a UR e-series arm (robot.backend: ur); >=1.5 has frequency= and initPeriod/waitPeriod. Not in dev: the
+        # tests drive the UR backend through tests/support/fake_rtde.py
+        "ur": ["ur-rtde>=1.5"],
         "wandb": ["wandb>=0.17"],  # logging to Weights & Biases (train.wandb), off by default
         "viz": ["rerun-sdk>=0.23"],  # the live view of a session (viz.rerun), off by default
         "docs": ["mkdocs>=1.6"],

@@ -29,9 +29,11 @@ class RobotState:
     tcp_quat: np.ndarray  # (4,) w, x, y, z
     tcp_twist: np.ndarray  # (6,) measured TCP velocity
     tcp_wrench: np.ndarray  # (6,) estimated external wrench acting at the TCP
-    q: np.ndarray  # (7,) joint positions
-    dq: np.ndarray  # (7,) joint velocities
-    tau: np.ndarray  # (7,) last commanded joint torques (without gravity)
+    q: np.ndarray  # (n,) joint positions of an n-joint arm (7 on a Panda, 6 on a UR)
+    dq: np.ndarray  # (n,) joint velocities
+    # (n,) joint torques: the last commanded ones without gravity on a torque-driven arm,
+    # what the joint servos exert on a position-driven one
+    tau: np.ndarray
     gripper: float  # opening fraction, 0 closed .. 1 open
 
     def replace(self, **changes: object) -> "RobotState":
@@ -48,7 +50,7 @@ class Frame:
 
 
 class Robot(abc.ABC):
-    """An arm with a Cartesian impedance controller and a gripper.
+    """An arm with a compliant Cartesian controller (impedance or admittance) and a gripper.
 
     Contract:
     * ``state()`` never blocks for long; it returns the newest state the backend has.

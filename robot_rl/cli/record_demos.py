@@ -6,14 +6,16 @@
 Each episode is on disk as soon as it ends (format: :mod:`robot_rl.data.demos`). An
 existing demo directory is refused unless ``--force`` (replace) or ``--append``.
 
-``--source spacemouse|keyboard``: a person drives the sim arm, paced at the control rate
-(``intervention.device`` becomes the source unless it already includes it, e.g.
-``spacemouse+keyboard``). The arm holds still until the person moves the device; they
-end each episode with the success or failure key/button (or the time limit does), and
-the stop key (or Ctrl-C) ends the recording with every saved episode kept. The keys are
-printed at the start. On a robot (``robot.backend`` other than ``sim``) demos are
-recorded by the session graph's actor node instead (``ros.policy=human``,
-``ros.demos_dir``); this command says how.
+``--source spacemouse|keyboard|gamepad``: a person drives the sim arm, paced at the
+control rate (``intervention.device`` becomes the source unless it already includes it,
+e.g. ``spacemouse+keyboard``). The arm holds still until the person moves the device;
+they end each episode with the success or failure key/button (or the time limit does),
+and the stop key (or Ctrl-C) ends the recording with every saved episode kept. A device
+that goes away mid-episode ends that episode (kept as a failed one with
+``--keep-failed``) and the recording: every saved episode stays, and the device's
+one-line error is the exit message. The keys are printed at the start. On a robot
+(``robot.backend`` other than ``sim``) demos are recorded by the session graph's actor
+node instead (``ros.policy=human``, ``ros.demos_dir``); this command says how.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ DEVICE_CONTEXT: dict[str, Any] = {}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="task config: a name (pick_cube) or a path")
     parser.add_argument("--source", default="scripted", choices=KNOWN_SOURCES,
-                        help="who acts: the scripted expert (sim) or a person with a SpaceMouse or keyboard")
+                        help="who acts: the scripted expert (sim) or a person with a SpaceMouse, keyboard or gamepad")
     parser.add_argument("--episodes", type=int, default=20, help="episodes to save")
     parser.add_argument("--out", required=True, help="demo directory")
     parser.add_argument("--seed", type=int, default=None, help="first reset seed (default: config seed)")
@@ -52,7 +54,7 @@ def hardware_error(cfg: Any, args: argparse.Namespace) -> str:
     """The one line that sends a robot session to the actor node."""
     if args.source not in HUMAN_SOURCES:
         return (f"the scripted source needs the sim (robot.backend is '{cfg.robot.backend}'); "
-                "on a robot, record with --source spacemouse or keyboard")
+                "on a robot, record with --source spacemouse, keyboard or gamepad")
     device = "" if args.source in cfg.intervention.device.split("+") else f" --set intervention.device={args.source}"
     return (f"robot.backend is '{cfg.robot.backend}': record-demos drives the sim only; on a robot, record through "
             f"the session graph: robot-rl launch {args.config} --set ros.policy=human "
@@ -106,12 +108,15 @@ def run(args: argparse.Namespace) -> int:
         if callable(close):
             close()
         env.close()
-    ended = " (stopped)" if summary.stopped else ""
+    ended = " (stopped)" if summary.stopped else " (the input device went away)" if summary.lost else ""
     print(f"saved {summary.saved} episodes ({summary.steps} steps, {summary.successes}/{summary.attempted} "
           f"successful attempts) in {writer.directory}{ended}")
     print(jsonio.dumps({"task": cfg.task.name, "source": args.source, "saved": summary.saved,
                       "attempted": summary.attempted, "successes": summary.successes, "steps": summary.steps,
-                      "stopped": summary.stopped, "out": str(writer.directory)}))
+                      "stopped": summary.stopped, "device_lost": summary.lost, "out": str(writer.directory)}))
+    if summary.lost is not None:
+        raise RobotRLError(f"{summary.lost}; this recording saved {summary.saved} episodes in {writer.directory} "
+                           "(add more with --append)")
     if summary.saved < args.episodes and not (human and summary.stopped):
         raise RobotRLError(f"saved only {summary.saved} of {args.episodes} episodes in {summary.attempted} attempts")
     return 0

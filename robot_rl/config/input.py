@@ -33,11 +33,13 @@ from robot_rl.config.loader import param
 INPUT_ACTIONS = ("intervene", "gripper_toggle", "close_gripper", "open_gripper",
                  "success", "failure", "pause", "stop")
 #: Names a device may take in ``intervention.device`` (several joined by ``+``).
-DEVICE_NAMES = ("none", "spacemouse", "keyboard", "simulated")
+DEVICE_NAMES = ("none", "spacemouse", "keyboard", "gamepad", "simulated")
 #: The devices a person holds: in the node graph the intervention node reads them and
 #: the actor gets their input over the /spacenav topics.
-HELD_DEVICES = ("spacemouse", "keyboard")
+HELD_DEVICES = ("spacemouse", "keyboard", "gamepad")
 OPERATOR_AXES = ("x", "y", "z")
+#: The six motions of an operator-frame twist, in InputCommand.twist order.
+MOTIONS = ("x", "y", "z", "rx", "ry", "rz")
 
 #: Keys named by word (pynput's ``Key`` names); any single printable character also works.
 NAMED_KEYS = frozenset(
@@ -172,6 +174,124 @@ class KeyboardConfig:
 
 
 @dataclass
+class GamepadAxes:
+    """Which joystick axis drives each operator-frame motion; ``null`` leaves a motion unbound.
+
+    Axis numbers are the Linux joystick API's (``/dev/input/js*``). The defaults are an
+    Xbox-layout pad under the kernel's xpad driver (PlayStation pads under
+    hid-playstation number their sticks and D-pad the same way): ``0``/``1`` left stick
+    x/y, ``3``/``4`` right stick x/y, ``6``/``7`` D-pad x/y (``2``/``5`` are the analog
+    triggers). So the left stick moves in the table plane (``x``, ``y``), the right stick
+    up/down is ``z`` and left/right turns (``rz``), and the D-pad tilts (up/down, ``rx``)
+    and rolls (left/right, ``ry``). Stick axes read positive right and *down*; ``invert``
+    turns the ones that must read positive forward or up.
+    """
+
+    x: Optional[int] = param(0, min=0, max=255, doc="left stick x: right")
+    y: Optional[int] = param(1, min=0, max=255, doc="left stick y: forward (inverted)")
+    z: Optional[int] = param(4, min=0, max=255, doc="right stick y: up (inverted)")
+    rx: Optional[int] = param(7, min=0, max=255, doc="D-pad y: up tilts forward")
+    ry: Optional[int] = param(6, min=0, max=255, doc="D-pad x: right rolls right")
+    rz: Optional[int] = param(3, min=0, max=255, doc="right stick x: right turns right (inverted)")
+
+    def __post_init__(self) -> None:
+        seen: dict[int, str] = {}
+        for motion in MOTIONS:
+            axis = getattr(self, motion)
+            if axis is None:
+                continue
+            if not 0 <= axis < 256:
+                raise ValueError(f"axes.{motion}: axis number {axis} is out of range [0, 255]")
+            if axis in seen:
+                raise ValueError(f"axes: axis {axis} drives both '{seen[axis]}' and '{motion}'")
+            seen[axis] = motion
+
+    def bound(self) -> dict[str, int]:
+        """motion -> axis number, for the motions that have one."""
+        return {m: getattr(self, m) for m in MOTIONS if getattr(self, m) is not None}
+
+
+@dataclass
+class GamepadButtons:
+    """Which joystick button does each action (:data:`INPUT_ACTIONS`); ``null`` unbinds it.
+
+    Numbers are the Linux joystick API's. The defaults are an Xbox-layout pad under xpad:
+    ``0`` A, ``1`` B, ``2`` X, ``3`` Y, ``4`` LB, ``5`` RB, ``6`` Back/View, ``7``
+    Start/Menu, ``8`` Guide, ``9``/``10`` stick clicks. A PlayStation pad under
+    hid-playstation has ``6``/``7`` on its L2/R2 triggers and Share/Options on ``8``/``9``:
+    set ``pause: 9`` and ``stop: 8`` there.
+    """
+
+    intervene: Optional[int] = param(2, min=0, max=255, doc="X: take over (toggle, or hold in hold mode)")
+    gripper_toggle: Optional[int] = param(3, min=0, max=255, doc="Y: toggle the gripper")
+    close_gripper: Optional[int] = param(4, min=0, max=255, doc="LB: close the gripper")
+    open_gripper: Optional[int] = param(5, min=0, max=255, doc="RB: open the gripper")
+    success: Optional[int] = param(0, min=0, max=255, doc="A: end the episode as a success")
+    failure: Optional[int] = param(1, min=0, max=255, doc="B: end the episode as a failure")
+    pause: Optional[int] = param(7, min=0, max=255, doc="Start: hold the arm until pressed again")
+    stop: Optional[int] = param(6, min=0, max=255, doc="Back: end the episode and the session")
+
+    def __post_init__(self) -> None:
+        seen: dict[int, str] = {}
+        for action in INPUT_ACTIONS:
+            button = getattr(self, action)
+            if button is None:
+                continue
+            if not 0 <= button < 256:
+                raise ValueError(f"buttons.{action}: button number {button} is out of range [0, 255]")
+            if button in seen:
+                raise ValueError(f"buttons: button {button} is bound to both '{seen[button]}' and '{action}'")
+            seen[button] = action
+
+    def bound(self) -> dict[str, int]:
+        """action -> button number, for the actions that have one."""
+        return {a: getattr(self, a) for a in INPUT_ACTIONS if getattr(self, a) is not None}
+
+
+@dataclass
+class GamepadConfig:
+    """A gamepad read through the Linux joystick API (``/dev/input/js*``, no extra package).
+
+    ``path`` opens one node; without it the first joystick whose name contains ``name``
+    (any case) is taken, or with no ``name`` the first joystick that is not a 3D mouse
+    (a SpaceMouse has a js node too). Each mapped axis is scaled to [-1, 1] (axes in
+    ``triggers`` rest at their negative end and read 0 released .. 1 pulled), flipped
+    if its motion is in ``invert``, and ``deadband`` is cut per axis, so a stick that
+    does not centre exactly reads zero. ``scale`` is the gain per robot axis after
+    ``intervention.axis_map``, as the SpaceMouse's; the rotations default to half, as
+    the D-pad is all or nothing.
+    """
+
+    path: Optional[str] = None  # e.g. /dev/input/js0; null: discover
+    name: Optional[str] = None  # pick the joystick whose name contains this (case-insensitive)
+    axes: GamepadAxes = field(default_factory=GamepadAxes)
+    invert: list[str] = field(default_factory=lambda: ["y", "z", "rz"])
+    triggers: list[int] = param(default_factory=lambda: [2, 5], min=0, max=255,
+                                doc="axes that rest at -1 (analog triggers): read as 0 .. 1")
+    deadband: float = param(0.15, min=0.0, max=0.9, doc="fraction of full deflection read as zero, per axis")
+    scale: Vec6 = param((1.0, 1.0, 1.0, 0.5, 0.5, 0.5), min=0.0, max=10.0,
+                        doc="gain per robot axis after mapping; 0 disables an axis")
+    buttons: GamepadButtons = field(default_factory=GamepadButtons)
+    button_count: Optional[int] = param(None, min=1, max=256,
+                                        doc="length of InputCommand.buttons; null: as many as the pad reports")
+    intervene_on_motion: bool = True
+    read_timeout_ms: int = param(20, min=1, max=1000, doc="reader thread poll; bounds close() latency")
+
+    def __post_init__(self) -> None:
+        for motion in self.invert:
+            if motion not in MOTIONS:
+                raise ValueError(f"invert: unknown motion {motion!r} (choose from {', '.join(MOTIONS)})")
+        if len(set(self.invert)) != len(self.invert):
+            raise ValueError(f"invert: {self.invert} names a motion twice")
+        if len(set(self.triggers)) != len(self.triggers):
+            raise ValueError(f"triggers: {self.triggers} names an axis twice")
+        if self.path is not None and not self.path.strip():
+            raise ValueError("path: empty; give a joystick node such as /dev/input/js0, or null to discover one")
+        if self.name is not None and not self.name.strip():
+            raise ValueError("name: empty; give part of the gamepad's name, or null for the first gamepad")
+
+
+@dataclass
 class SimulatedInterventionConfig:
     """The simulated intervener: the scripted expert takes over when the policy goes wrong.
 
@@ -197,8 +317,8 @@ class SimulatedInterventionConfig:
 class InterventionConfig:
     """Who may take over, and how their device maps onto the robot.
 
-    ``device`` is ``none``, ``spacemouse``, ``keyboard``, ``simulated`` (the scripted
-    intervener, for sim and CI), or several joined by ``+`` (``spacemouse+keyboard``:
+    ``device`` is ``none``, ``spacemouse``, ``keyboard``, ``gamepad``, ``simulated`` (the
+    scripted intervener, for sim and CI), or several joined by ``+`` (``spacemouse+keyboard``:
     the SpaceMouse moves, the keyboard labels, pauses and stops).
     ``intervene_mode`` says whether the intervene button or key must be held
     (``hold``) or switches taking over on and off (``toggle``); moving the device also
@@ -210,6 +330,7 @@ class InterventionConfig:
     intervene_mode: Literal["hold", "toggle"] = "toggle"
     spacemouse: SpaceMouseConfig = field(default_factory=SpaceMouseConfig)
     keyboard: KeyboardConfig = field(default_factory=KeyboardConfig)
+    gamepad: GamepadConfig = field(default_factory=GamepadConfig)
     simulated: SimulatedInterventionConfig = field(default_factory=SimulatedInterventionConfig)
     penalty: float = param(0.0, min=0.0, max=10.0,
                            doc="RLIF: reward penalty on the step a human takes over (0 = off)")

@@ -74,6 +74,61 @@ class ControllerConfig:
 
 
 @dataclass
+class AdmittanceConfig:
+    """The Cartesian admittance law of arms with a position/velocity interface and a wrist
+    force-torque sensor (robot_rl.control.admittance): ``M a = K clip(e) - D v + W``.
+
+    ``K * error_clip`` bounds the force the arm pushes with against a stiff contact, and
+    the speed and acceleration limits bound what it commands, so all are bounded here;
+    ``1/K`` is the admittance (steady displacement per newton of external force).
+    """
+
+    mass: tuple[float, float, float, float, float, float] = param(
+        (8.0, 8.0, 8.0, 0.05, 0.05, 0.05), min=(0.1, 0.1, 0.1, 0.005, 0.005, 0.005),
+        max=(100.0, 100.0, 100.0, 10.0, 10.0, 10.0),
+        doc="M: virtual mass, kg for xyz, kg m^2 for rotation. Pressed on a rigid surface through a stiff "
+            "position-servoed arm (the sim UR5e's held peg on its board) the reference chatters when the "
+            "damping is under about 130 Ns/m; 8 kg at K's default gives 179 Ns/m of critical damping and "
+            "still settles a 5 cm step in about 0.6 s")
+    stiffness: tuple[float, float, float, float, float, float] = param(
+        (1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0), min=0.0, max=(5000.0, 5000.0, 5000.0, 500.0, 500.0, 500.0),
+        doc="K: N/m for xyz (at most 5000), Nm/rad for rotation (at most 500)")
+    damping: Optional[tuple[float, float, float, float, float, float]] = param(
+        None, min=0.0, max=(5000.0, 5000.0, 5000.0, 200.0, 200.0, 200.0),
+        doc="D: Ns/m and Nms/rad; null means critical damping 2*sqrt(K M)")
+    error_clip_mm: tuple[float, float, float] = param(
+        (20.0, 20.0, 20.0), min=0.1, max=100.0, doc="mm; K * clip is the most force the arm pushes a contact with")
+    error_clip_rad: tuple[float, float, float] = param((0.1, 0.1, 0.1), min=0.001, max=0.5, doc="rad")
+    max_speed: float = param(0.5, min=0.001, max=1.0, doc="m/s: the TCP speed commanded, at most")
+    max_rot_speed: float = param(1.0, min=0.001, max=3.2, doc="rad/s")
+    max_acc: float = param(2.0, min=0.01, max=10.0, doc="m/s^2: the commanded TCP acceleration, at most")
+    max_rot_acc: float = param(4.0, min=0.01, max=40.0, doc="rad/s^2")
+    tracking_gain: float = param(
+        10.0, min=0.0, max=100.0, doc="1/s: the commanded twist's feedback toward the reference pose")
+    tracking_clip_mm: float = param(
+        20.0, min=1.0, max=200.0, doc="mm: the reference stays this close to the measured TCP (no wind-up)")
+    tracking_clip_rad: float = param(0.2, min=0.01, max=1.0, doc="rad, likewise for orientation")
+    wrench_filter_hz: float = param(20.0, min=0.5, max=1000.0, doc="cut-off of the F/T reading's low-pass filter")
+    force_deadband: float = param(1.0, min=0.0, max=50.0, doc="N: smaller forces (after bias removal) are ignored")
+    torque_deadband: float = param(0.1, min=0.0, max=5.0, doc="Nm")
+    force_limit: float = param(
+        150.0, min=1.0, max=5000.0, doc="N: an F/T reading beyond it on any axis is a fault (saturated sensor)")
+    torque_limit: float = param(15.0, min=0.1, max=500.0, doc="Nm, likewise")
+    ft_timeout_s: float = param(0.1, min=0.002, max=2.0, doc="no F/T sample for this long is a fault")
+    watchdog_s: float = param(0.5, min=0.01, max=2.0, doc="hold the current pose when no target arrives for this long")
+    max_target_speed: float = param(
+        1.0, min=0.01, max=1.0, doc="m/s: the law's target moves toward a new target no faster (robot_rl.control.slew)")
+    max_target_rot_speed: float = param(3.0, min=0.05, max=3.2, doc="rad/s, likewise for orientation")
+
+    def __post_init__(self) -> None:
+        if self.damping is None and np.any(np.asarray(self.stiffness) <= 0.0):
+            raise ValueError("admittance.stiffness of 0 needs an explicit admittance.damping (critical damping "
+                             "of no spring is none)")
+        if self.damping is not None and np.any(np.asarray(self.damping) <= 0.0):
+            raise ValueError("admittance.damping must be > 0 on every axis (an undamped reference never settles)")
+
+
+@dataclass
 class WorkspaceConfig:
     """The safety box every target is clipped to before the controller sees it.
 
@@ -95,11 +150,12 @@ class WorkspaceConfig:
 class RobotConfig:
     """Which arm backend runs, where it resets to and what box it may move in."""
 
-    backend: Literal["sim", "franka", "topics"] = "sim"
+    backend: Literal["sim", "franka", "ur", "ros2_control", "topics"] = "sim"
     reset_pos: tuple[float, float, float] = param((0.5, 0.0, 0.25), min=-2.0, max=2.0, doc="metres")
     reset_rpy: tuple[float, float, float] = param((np.pi, 0.0, 0.0), min=-6.3, max=6.3, doc="rad")
     workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
     controller: ControllerConfig = field(default_factory=ControllerConfig)
+    admittance: AdmittanceConfig = field(default_factory=AdmittanceConfig)  # arms with a velocity interface
     gripper_max_width: float = param(0.08, min=0.0, max=0.3, doc="metres, fully open")
     hardware: dict[str, Any] = field(default_factory=dict)  # backend-specific, checked by the backend
 
@@ -208,6 +264,9 @@ class SimConfig:
 
     physics_hz: float = param(500.0, min=500.0, max=10000.0)
     renderer: Literal["egl", "osmesa"] = "egl"
+    arm: Literal["panda", "ur5e"] = param(
+        "panda", doc="panda: 7 joints, torque-driven, impedance law (robot.controller); ur5e: 6 joints, "
+        "position-driven, wrist force-torque sensor, admittance law (robot.admittance)")
 
 
 @dataclass

@@ -1,5 +1,6 @@
-"""Cartesian impedance control, the safety box and rotation helpers (no ROS imports)."""
+"""Cartesian impedance and admittance control, the safety box and rotation helpers (no ROS imports)."""
 
+from robot_rl.control.admittance import AdmittanceOutput, CartesianAdmittanceController, TcpState
 from robot_rl.control.impedance import (
     ArmState,
     CartesianImpedanceController,
@@ -9,5 +10,5 @@ from robot_rl.control.impedance import (
 )
 from robot_rl.control.safety import SafetyBox
 
-__all__ = ["ArmState", "CartesianImpedanceController", "ImpedanceGains", "LawOutput", "SafetyBox",
-           "impedance_torque"]
+__all__ = ["AdmittanceOutput", "ArmState", "CartesianAdmittanceController", "CartesianImpedanceController",
+           "ImpedanceGains", "LawOutput", "SafetyBox", "TcpState", "impedance_torque"]

@@ -23,14 +23,15 @@ for rate limiting, and a watchdog that holds the current pose when targets stop.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from robot_rl.config.sections import ControllerConfig
-from robot_rl.control.commands import BadCommand, PostureLimits, log_rejection, pose_command, posture_command
+from robot_rl.control.commands import BadCommand, PostureLimits, log_rejection, posture_command
+from robot_rl.control.guard import LawStats, TargetGuard
 from robot_rl.control.safety import SafetyBox
-from robot_rl.control.slew import PostureSlew, TargetSlew
+from robot_rl.control.slew import PostureSlew
 from robot_rl.control.transforms import orientation_error
 
 log = logging.getLogger("robot_rl.control")
@@ -124,26 +125,16 @@ def nullspace_budget(tau_null: np.ndarray, torque_limits: np.ndarray) -> np.ndar
 
 
 @dataclass
-class ControllerStats:
-    """What the controller refused, clipped and held, for status reports and tests."""
+class ControllerStats(LawStats):
+    """What the impedance controller refused, clipped and held, for status reports and tests."""
 
-    cycles: int = 0
-    rejected_targets: int = 0
-    box_clipped_targets: int = 0
-    error_clipped_cycles: int = 0
-    watchdog_holds: int = 0
     rejected_postures: int = 0
     clipped_postures: int = 0
     nonfinite_torques: int = 0
     max_force: np.ndarray = field(default_factory=lambda: np.zeros(6))
 
-    def summary(self) -> dict[str, object]:
-        """Plain values for a status message."""
-        counts = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "max_force"}
-        return {**counts, "max_force": [round(float(v), 3) for v in self.max_force]}
 
-
-class CartesianImpedanceController:
+class CartesianImpedanceController(TargetGuard):
     """The law plus a target, a safety box, rate-limit memory and a watchdog.
 
     Contract: nothing moves before :meth:`start` has been given the measured state; the
@@ -151,87 +142,29 @@ class CartesianImpedanceController:
     (:mod:`robot_rl.control.commands`) and clips it to the box; the law's target then
     moves toward it at bounded speed (:mod:`robot_rl.control.slew`), so no sequence of
     targets at any rate can make the torque-rate limit push the arm out of the box; the
-    null-space posture likewise (:class:`~robot_rl.control.slew.PostureSlew`). A
-    target it cannot use (non-finite, malformed, zero quaternion, any type) is counted
-    and makes the controller hold the pose it measures in the next cycle. A posture is
-    clipped into the joint limits and its stiffness to ``max_posture_stiffness``. No
-    method that takes a command raises. If no target has arrived for ``watchdog_s`` (on
-    the caller's clock), the controller holds the pose it measures at that moment until
-    a new target arrives.
+    null-space posture likewise (:class:`~robot_rl.control.slew.PostureSlew`). Targets,
+    rejections, holds and the watchdog are :class:`~robot_rl.control.guard.TargetGuard`'s.
+    A posture is clipped into the joint limits and its stiffness to
+    ``max_posture_stiffness``. No method that takes a command raises.
     """
 
     def __init__(self, cfg: ControllerConfig, box: SafetyBox, watchdog: bool = True) -> None:
-        self.cfg = cfg
-        self.box = box
+        super().__init__(cfg, box, ControllerStats(), watchdog)
+        self.stats: ControllerStats
         self.base_gains = ImpedanceGains.from_config(cfg)
         self.gains = self.base_gains
         self.posture_limits = PostureLimits.from_config(cfg)
-        self.slew = TargetSlew(cfg.max_target_speed, cfg.max_target_rot_speed)
         base = self.base_gains
         self.posture_slew = PostureSlew(base.rest_posture, base.nullspace_stiffness, base.nullspace_damping,
                                         cfg.max_posture_speed, cfg.max_posture_stiffness_rate)
         self._posture_commanded = False
-        self.watchdog_enabled = watchdog
-        self.stats = ControllerStats()
-        self.last_target_time = 0.0
-        self.holding = False
-        self._hold_next = False
         self.prev_tau_cmd: np.ndarray | None = None
         self.last_output: LawOutput | None = None
 
-    @property
-    def started(self) -> bool:
-        return self.slew.pos is not None
-
-    @property
-    def target_pos(self) -> np.ndarray | None:
-        """The target the law pulls toward in this cycle (slewing toward :attr:`goal_pos`)."""
-        return self.slew.pos
-
-    @property
-    def target_quat(self) -> np.ndarray | None:
-        return self.slew.quat
-
-    @property
-    def goal_pos(self) -> np.ndarray | None:
-        """The last accepted target, clipped to the box."""
-        return self.slew.goal_pos
-
-    @property
-    def goal_quat(self) -> np.ndarray | None:
-        return self.slew.goal_quat
-
     def start(self, arm: ArmState, now: float) -> None:
         """Adopt the measured pose as the target: the arm stays exactly where it is."""
-        self.slew.jump_to(arm.pos, arm.quat)
+        self._adopt(arm.pos, arm.quat, now, holding=False)
         self.prev_tau_cmd = np.zeros_like(arm.q, dtype=np.float64)
-        self.last_target_time = now
-        self.holding = False
-        self._hold_next = False
-
-    def set_target(self, pos: object, quat: object, now: float) -> bool:
-        """Accept a new target (clipped to the box); False if it was rejected. Never raises."""
-        try:
-            pos, quat = pose_command(pos, quat)
-        except BadCommand as err:
-            return self.reject(str(err))
-        if not self.started:
-            log.error("target received before the controller knows the current pose; ignored")
-            return False
-        pos, quat, clipped = self.box.clip(pos, quat)
-        self.stats.box_clipped_targets += int(clipped)
-        self.slew.set_goal(pos, quat)
-        self.last_target_time = now
-        self.holding = False
-        self._hold_next = False
-        return True
-
-    def reject(self, what: str) -> bool:
-        """Count a command that cannot be used and hold the pose measured next cycle; False."""
-        self.stats.rejected_targets += 1
-        log_rejection(log, "command", self.stats.rejected_targets, what, "holding the current pose")
-        self._hold_next = self.started
-        return False
 
     @property
     def posture_override(self) -> bool:
@@ -270,26 +203,15 @@ class CartesianImpedanceController:
             self.gains = self.base_gains if ps.arrived and not self._posture_commanded else replace(
                 self.base_gains, rest_posture=ps.q, nullspace_stiffness=ps.stiffness, nullspace_damping=ps.damping)
 
-    def hold(self, arm: ArmState, now: float) -> None:
-        """Make the measured pose the target, exactly: holding never moves the arm."""
-        self.slew.jump_to(arm.pos, arm.quat)
-        self.last_target_time = now
-        self.holding = True
-        self._hold_next = False
+    def _on_watchdog(self) -> None:
+        self.set_posture(None)  # whoever moved the posture is gone too
 
     def compute(self, arm: ArmState, now: float, dt: float) -> np.ndarray:
         """Torques for this cycle. Before :meth:`start`, only the compensation torque."""
         limits = self.gains.torque_limits
         if not self.started:
             return np.clip(np.nan_to_num(arm.bias), -limits, limits)
-        if self._hold_next:
-            self.hold(arm, now)
-        elif (self.watchdog_enabled and not self.holding
-                and now - self.last_target_time > self.cfg.watchdog_s):
-            log.warning("no target for %.3f s: holding the current pose", now - self.last_target_time)
-            self.stats.watchdog_holds += 1
-            self.hold(arm, now)
-            self.set_posture(None)  # whoever moved the posture is gone too
+        self._guard(arm, now)
         target_pos, target_quat = self.slew.advance(dt)
         self._advance_posture(dt)
         out = impedance_torque(arm, target_pos, target_quat, self.gains, self.prev_tau_cmd, dt)

@@ -1,12 +1,12 @@
 """Recording demonstrations from a source into a demo directory (see :mod:`robot_rl.data.demos`).
 
 A *source* is whatever produces the actions: the scripted expert in sim, or a person
-with a SpaceMouse or keyboard. Sources are looked up by name in :data:`SOURCES`;
+with a SpaceMouse, keyboard or gamepad. Sources are looked up by name in :data:`SOURCES`;
 a module that provides a new one calls :func:`register_source`. A source factory gets
 the env and the config and returns an object with ``act(obs) -> action`` (and
 optionally ``reset()`` at each episode start and ``close()``).
 
-Human sources (``spacemouse``, ``keyboard``) need the env that
+Human sources (``spacemouse``, ``keyboard``, ``gamepad``) need the env that
 :func:`robot_rl.assemble.make_recording_env` builds: the actor's env with
 :class:`~robot_rl.envs.intervention.HumanIntervention` outermost, reading the device
 ``intervention.device`` names (:func:`human_config` makes it name the source). The
@@ -40,8 +40,8 @@ from robot_rl.errors import RobotRLError
 
 SourceFactory = Callable[[gym.Env, Config], Any]
 SOURCES: dict[str, SourceFactory] = {}
-KNOWN_SOURCES = ("scripted", "spacemouse", "keyboard")
-HUMAN_SOURCES = ("spacemouse", "keyboard")
+KNOWN_SOURCES = ("scripted", "spacemouse", "keyboard", "gamepad")
+HUMAN_SOURCES = ("spacemouse", "keyboard", "gamepad")
 
 
 def register_source(name: str, factory: SourceFactory) -> None:
@@ -63,7 +63,8 @@ def make_source(name: str, env: gym.Env, cfg: Config) -> Any:
 def _scripted(env: gym.Env, cfg: Config) -> Any:
     """The sim task's scripted expert (the env's task hands it out: data knows no task)."""
     if cfg.robot.backend != "sim":
-        raise RobotRLError("the scripted source needs the sim (robot.backend: sim); use spacemouse or keyboard")
+        raise RobotRLError("the scripted source needs the sim (robot.backend: sim); use spacemouse, keyboard or "
+                           "gamepad")
     return env.unwrapped.task.make_expert(env, noise=cfg.train.scripted_demo_noise, seed=cfg.seed)
 
 
@@ -136,6 +137,10 @@ def human_config(cfg: Config, source: str) -> Config:
     return dataclasses.replace(cfg, intervention=dataclasses.replace(cfg.intervention, device=source))
 
 
+#: Button numbers of an Xbox-layout pad under Linux's xpad driver, for the controls line.
+PAD_NAMES = {0: "A", 1: "B", 2: "X", 3: "Y", 4: "LB", 5: "RB", 6: "Back", 7: "Start"}
+
+
 def controls_hint(cfg: Config) -> str:
     """One line naming the keys and buttons that move, label, pause and stop (``cfg.intervention``)."""
     icfg = cfg.intervention
@@ -149,6 +154,14 @@ def controls_hint(cfg: Config) -> str:
         parts.append("SpaceMouse: move the puck to take over" + (f"; {buttons}" if buttons else ""))
         for action, i in icfg.spacemouse.buttons.items():
             labels.setdefault(action, f"SpaceMouse button {i}")
+    if "gamepad" in devices:
+        pad = icfg.gamepad.buttons.bound()
+        buttons = ", ".join(f"{action.replace('_', ' ')}: button {i}" + (f" ({PAD_NAMES[i]})" if i in PAD_NAMES else "")
+                            for action, i in sorted(pad.items(), key=lambda kv: kv[1])
+                            if action not in ("success", "failure", "pause", "stop"))
+        parts.append("gamepad: move a stick to take over" + (f"; {buttons}" if buttons else ""))
+        for action, i in pad.items():
+            labels.setdefault(action, f"gamepad button {i}" + (f" ({PAD_NAMES[i]})" if i in PAD_NAMES else ""))
     if "keyboard" in devices:
         keys = icfg.keyboard.keys
         pairs = [("forward/back", keys.forward, keys.back), ("left/right", keys.left, keys.right),
@@ -210,13 +223,19 @@ class EpisodeSaver:
 
 
 class _EndInfo(gym.Wrapper):
-    """Remembers whether the last step was a stop (``info["stop"]``, from the stop key)."""
+    """Remembers whether the last step was a stop (``info["stop"]``, from the stop key), and
+    ends the episode on the step the person's device went away (``info["input_device_lost"]``):
+    nobody can steer after it, so holding the arm until the time limit would record nothing."""
 
     stopped = False
+    lost: str | None = None
 
     def step(self, action: np.ndarray):
         obs, reward, terminated, truncated, info = self.env.step(action)
         self.stopped = bool(info.get("stop", False))
+        if info.get("input_device_lost") and self.lost is None:
+            self.lost = str(info["input_device_lost"])
+            truncated = True  # a failed episode unless this very step succeeded
         return obs, reward, terminated, truncated, info
 
 
@@ -227,6 +246,7 @@ class RecordSummary:
     successes: int
     steps: int
     stopped: bool = False  # the stop key or Ctrl-C ended the recording
+    lost: str | None = None  # the person's device went away (its one-line error); the recording ended
 
 
 def record(env: gym.Env, source: Any, writer: DemoWriter, episodes: int, *, seed: int = 0,
@@ -238,7 +258,9 @@ def record(env: gym.Env, source: Any, writer: DemoWriter, episodes: int, *, seed
     the moment it ends. ``on_episode(saved, success, length)`` is called after each
     finished episode. A stop (the person's stop key, ``info["stop"]``, and with
     ``interruptible`` also Ctrl-C) ends the recording: the episode in flight is
-    dropped, the saved ones stay, and the summary says ``stopped``.
+    dropped, the saved ones stay, and the summary says ``stopped``. A person's device
+    that goes away ends the episode in flight there (kept by the usual rule: a failure
+    unless it succeeded) and then the recording; the summary says ``lost``.
     """
     max_attempts = max_attempts if max_attempts is not None else 3 * episodes + 5
     watch = _EndInfo(env)
@@ -259,8 +281,11 @@ def record(env: gym.Env, source: Any, writer: DemoWriter, episodes: int, *, seed
             saver.finish(episode)
             if on_episode is not None:
                 on_episode(saver.saved, success, len(episode))
+            if watch.lost is not None:
+                break
     except KeyboardInterrupt:
         if not interruptible:
             raise
         stopped = True
-    return RecordSummary(saved=saver.saved, attempted=attempted, successes=successes, steps=steps, stopped=stopped)
+    return RecordSummary(saved=saver.saved, attempted=attempted, successes=successes, steps=steps, stopped=stopped,
+                         lost=watch.lost)

@@ -270,7 +270,7 @@ class ActorSession:
             if person is None:
                 raise ConfigError(f"ros.reward_frames_dir labels frames with the person's keys but "
                                   f"intervention.device is '{cfg.intervention.device}': name their device "
-                                  "(keyboard, spacemouse, or spacemouse+keyboard)")
+                                  "(keyboard, spacemouse, gamepad, or spacemouse+keyboard)")
             env_cfg = recording_config(cfg)  # observes reward.cameras; no classifier while recording its data
             # what a checkpoint's policy was trained on, without the cameras added for the frames
             self._policy_keys = list(cfg.env.policy_keys or ["state", *configured_cameras(cfg)])
@@ -285,7 +285,7 @@ class ActorSession:
             check_frame_cameras(cfg, env.observation_space)
         if cfg.ros.policy == "human" and not wrapped_in(env, HumanIntervention):  # a live view may wrap it
             raise ConfigError(f"ros.policy is 'human' but intervention.device is '{cfg.intervention.device}': "
-                              "name the person's device (spacemouse, keyboard, or spacemouse+keyboard)")
+                              "name the person's device (spacemouse, keyboard, gamepad, or spacemouse+keyboard)")
         env = StopOnRequest(env, self._stop)
         self.book = EpisodeBook(env)
         self.env: gym.Env = self.book

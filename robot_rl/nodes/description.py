@@ -22,8 +22,9 @@ Which nodes, by ``robot.backend``:
 
 * ``sim``: ``sim_node`` (the MuJoCo arm and its cameras, publishing what the real
   controller and camera nodes publish) and ``actor_node``;
-* ``franka``: ``controller_node``, one ``camera_<name>`` node (executable
-  ``camera_node``) per configured camera, and ``actor_node``;
+* ``franka``, ``ros2_control`` (every real-arm backend): ``controller_node``, one
+  ``camera_<name>`` node (executable ``camera_node``) per configured camera, and
+  ``actor_node``;
 * ``topics``: the arm's topics come from elsewhere (another vendor's driver):
   camera nodes and ``actor_node`` only;
 
@@ -160,7 +161,7 @@ def build_graph(cfg: Config, config_path: str | Path) -> GraphDescription:
         nodes.append(NodeSpec("sim_node", "sim_node", {
             **base, "topics": topic_parameters([*robot_topics, *SIM], ours, ("image", "info"))}))
     else:
-        if backend == "franka":
+        if backend != "topics":  # a real arm: our controller node runs its backend
             nodes.append(NodeSpec("controller_node", "controller_node",
                                   {**base, "topics": topic_parameters(robot_topics)}))
         for name in ours:

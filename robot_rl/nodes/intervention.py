@@ -29,8 +29,9 @@ in the actor, with the session's ``intervention:`` settings:
       two-button models). The actor gives them meaning through
       ``intervention.spacemouse.buttons`` (default: 0 closes, 1 opens the gripper), as
       it does for a SpaceMouse plugged into the actor's machine.
-    * ``32 .. 39``: robot_rl's actions for devices without buttons of their own (the
-      keyboard), in the order of :data:`robot_rl.config.input.INPUT_ACTIONS`:
+    * ``32 .. 39``: robot_rl's actions for devices whose controls the intervention node
+      interprets itself (the keyboard's keys, the gamepad's buttons), in the order of
+      :data:`robot_rl.config.input.INPUT_ACTIONS`:
       ``32`` intervene, ``33`` gripper_toggle, ``34`` close_gripper, ``35``
       open_gripper, ``36`` success, ``37`` failure, ``38`` pause, ``39`` stop. 1 while
       the key is held, and for at least one message after a tap.
@@ -38,6 +39,10 @@ in the actor, with the session's ``intervention:`` settings:
 robot_rl's intervention node opens its device with :func:`raw_device_config` (no
 deadband, identity axis map, no button meanings, hold-mode intervene), so what it reads
 is exactly the raw input, and publishes it with :func:`encode` at ``ros.input_hz``.
+A gamepad travels like the keyboard: the node maps its axes to the operator-frame twist
+(``gamepad.axes``, ``invert``, ``triggers``) and its buttons to the action buttons
+(``gamepad.buttons``); the actor applies its deadband and gains (``gamepad.deadband``,
+``gamepad.scale``, unless a SpaceMouse is named too: then the SpaceMouse's apply).
 """
 
 from __future__ import annotations
@@ -83,13 +88,16 @@ def raw_device_config(cfg: InterventionConfig) -> InterventionConfig:
     """The settings the intervention node opens its device(s) with: input as raw as it comes.
 
     Operator-frame twist (identity ``axis_map``, no deadband, unit gains), the
-    SpaceMouse's buttons as plain levels (no meanings), the keyboard's action keys as
-    held levels and presses (``hold`` mode, no intervene-on-motion).
+    SpaceMouse's buttons as plain levels (no meanings), the keyboard's action keys and
+    the gamepad's action buttons as held levels and presses (``hold`` mode, no
+    intervene-on-motion).
     """
     sm = dataclasses.replace(cfg.spacemouse, deadband=0.0, scale=(1.0,) * 6, buttons={},
                              intervene_on_motion=False)
     kb = dataclasses.replace(cfg.keyboard, intervene_on_motion=False)
-    return dataclasses.replace(cfg, axis_map=("x", "y", "z"), intervene_mode="hold", spacemouse=sm, keyboard=kb)
+    gp = dataclasses.replace(cfg.gamepad, deadband=0.0, scale=(1.0,) * 6, intervene_on_motion=False)
+    return dataclasses.replace(cfg, axis_map=("x", "y", "z"), intervene_mode="hold", spacemouse=sm, keyboard=kb,
+                               gamepad=gp)
 
 
 def encode(cmd: InputCommand) -> tuple[np.ndarray, list[int]]:
@@ -128,9 +136,17 @@ class TopicInput(InputDevice):
         devices = topic_devices(cfg)
         spacemouse = "spacemouse" in devices
         self._deadband_fn = apply_deadband
-        self.deadband = cfg.spacemouse.deadband if spacemouse else 0.0
-        scale = cfg.spacemouse.scale if spacemouse else (1.0,) * 6
-        on_motion = cfg.spacemouse.intervene_on_motion if spacemouse else cfg.keyboard.intervene_on_motion
+        # The deadband, gains and intervene-on-motion of the device that moves: the SpaceMouse,
+        # else the gamepad, else the keyboard (whose keys have no deadband).
+        if spacemouse:
+            self.deadband, scale = cfg.spacemouse.deadband, cfg.spacemouse.scale
+            on_motion = cfg.spacemouse.intervene_on_motion
+        elif "gamepad" in devices:
+            self.deadband, scale = cfg.gamepad.deadband, cfg.gamepad.scale
+            on_motion = cfg.gamepad.intervene_on_motion
+        else:
+            self.deadband, scale = 0.0, (1.0,) * 6
+            on_motion = cfg.keyboard.intervene_on_motion
         self.button_map = dict(cfg.spacemouse.buttons) if spacemouse else {}
         self.builder = CommandBuilder(AxisMap(cfg.axis_map, scale), intervene_mode=cfg.intervene_mode,
                                       intervene_on_motion=on_motion)

@@ -1,6 +1,6 @@
-"""intervention_node: a SpaceMouse and/or keyboard (or none) -> ``/spacenav/twist`` and ``/spacenav/joy``.
+"""intervention_node: a SpaceMouse, keyboard and/or gamepad (or none) -> ``/spacenav/twist`` and ``/spacenav/joy``.
 
-A drop-in for spacenav_node that also serves the keyboard: it opens the devices of
+A drop-in for spacenav_node that also serves the keyboard and the gamepad: it opens the devices of
 ``intervention.device`` raw (:func:`robot_rl.nodes.intervention.raw_device_config`) and
 publishes what it reads at ``ros.input_hz`` in spacenav's conventions, robot_rl's
 actions on Joy buttons 32-39 (the layout is in :mod:`robot_rl.nodes.intervention`). The actor
@@ -41,7 +41,7 @@ class InterventionNode(Node):
         topics = declare_topics(self, ["spacenav_twist", "spacenav_joy"])
         if device is None and "simulated" in cfg.intervention.device.split("+"):
             raise ConfigError(f"{path}: intervention.device is '{cfg.intervention.device}': intervention_node serves "
-                              "spacemouse, keyboard or none (the simulated intervener runs inside the actor)")
+                              "spacemouse, keyboard, gamepad or none (the simulated intervener runs inside the actor)")
         self.twist_pub = self.create_publisher(msgs.Twist, topics["spacenav_twist"], qos("event"))
         self.joy_pub = self.create_publisher(msgs.Joy, topics["spacenav_joy"], qos("event"))
         self.published = 0

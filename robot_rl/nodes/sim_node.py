@@ -22,7 +22,8 @@ Parameters: ``config``; ``topics.{joint_states, tcp_pose, tcp_twist, tcp_wrench,
 target_pose, gripper_command, posture, sim_reset, sim_reset_done, sim_task_state,
 sim_success}``;
 per configured camera (not ``backend: topic``) ``topics.cameras.<name>.{image, info}``; ``joint_prefix``
-(default ``joint``).
+(default empty), put before the arm's joint names on ``/joint_states`` (``sim.arm``: ``joint1`` ..
+``joint7`` on the Panda, ``shoulder_pan_joint`` .. ``wrist_3_joint`` on the UR5e, as ur_description names them).
 """
 
 from __future__ import annotations
@@ -61,9 +62,10 @@ class SimNode(Node):
         cfg, _ = load_session(self)
         cameras = own_cameras(cfg)  # a topic camera is another driver's
         topics = declare_topics(self, [*ROBOT_STATE, *ROBOT_COMMANDS, *SIM], cameras, ["image", "info"])
-        prefix = param_or(self, "joint_prefix", "joint")
+        prefix = param_or(self, "joint_prefix", "")
         self.sim = sim = SimServer(cfg, cameras=cameras)
-        self.state_pub = RobotStatePublisher(self, topics, cfg.ros.frame_id, [f"{prefix}{i}" for i in range(1, 8)])
+        joints = [f"{prefix}{name}" for name in sim.world.arm.joint_names]
+        self.state_pub = RobotStatePublisher(self, topics, cfg.ros.frame_id, joints)
         self.truth_pub = self.create_publisher(msgs.JointState, topics["sim_task_state"], qos("stream_pub"))
         self.success_pub = self.create_publisher(msgs.Bool, topics["sim_success"], qos("stream_pub"))
         self.done_pub = self.create_publisher(msgs.String, topics["sim_reset_done"], qos("event"))

@@ -147,11 +147,14 @@ class RobotResetTask(EpisodeTask):
     state_dim = 0
 
     def __init__(self, cfg: Any, robot: TopicRobot, clock: Any) -> None:
+        from robot_rl.config.hardware import arm_has_posture
         from robot_rl.reset.joint_reset import PostureJointMover
         from robot_rl.reset.robot_reset import RobotReset
         from robot_rl.tasks import get_task
 
-        mover = PostureJointMover(robot, cfg) if cfg.reset.joint_reset_every else None
+        # An arm without a null-space posture (a UR) needs no joint reset, and a topic robot
+        # cannot tell: the config can.
+        mover = PostureJointMover(robot, cfg) if cfg.reset.joint_reset_every and arm_has_posture(cfg) else None
         self.routine = RobotReset(robot, clock, cfg, mover)
         # The task says whether a part is held from the start (a reset must then not
         # open the fingers and drop it); reset.gripper overrides it.

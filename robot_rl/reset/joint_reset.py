@@ -39,6 +39,10 @@ REST_SPEED = 0.05  # rad/s: every joint slower than this counts as at rest
 REST_TICKS = 5  # ticks in a row at rest before an inexact posture counts as reached
 
 
+class NoPosture(ResetError):
+    """The robot has no null-space posture (a 6-DoF arm): it cannot do joint resets, and needs none."""
+
+
 class PostureJointMover:
     """A :class:`~robot_rl.reset.robot_reset.JointMover` through ``robot.set_posture``.
 
@@ -84,7 +88,8 @@ class PostureJointMover:
         try:
             self.robot.set_posture(q0, rcfg.joint_reset_stiffness)
         except NotImplementedError as err:
-            raise ResetError(f"reset: {err}, so it cannot do joint resets; set reset.joint_reset_every: 0") from None
+            raise NoPosture(f"reset: {err}, so it cannot do joint resets (a 6-DoF arm needs none: its joints "
+                            "follow from the TCP pose)") from None
         try:
             for i in range(1, steps + 1):
                 self.robot.set_posture(q0 + min_jerk(i / steps) * (q - q0), rcfg.joint_reset_stiffness)

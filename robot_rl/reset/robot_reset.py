@@ -7,7 +7,8 @@ reset:
 1. lifts straight up by ``reset.lift_height`` (at least to the reset height, at most to
    the box's top), keeping the orientation, so it drags nothing across the table;
 2. every ``reset.joint_reset_every`` resets, brings the joints back to the reset
-   posture (null-space drift accumulates over episodes on a 7-DoF arm);
+   posture (null-space drift accumulates over episodes on a 7-DoF arm; a robot without
+   a null-space posture, a 6-DoF arm, has no drift and skips it);
 3. moves at that height to above the reset pose perturbed by a random
    ``(x, y, z, yaw)`` offset inside ``reset.perturb_pos`` / ``reset.perturb_yaw`` (the
    task's start ranges by default), rotating by slerp on the way, then straight down
@@ -21,6 +22,7 @@ All motion is a stream of targets through :class:`~robot_rl.reset.motion.MotionR
 
 from __future__ import annotations
 
+import logging
 from typing import Protocol
 
 import numpy as np
@@ -30,8 +32,11 @@ from robot_rl.config.reset import BOX_MARGIN, perturbation
 from robot_rl.control.safety import SafetyBox
 from robot_rl.control.transforms import quat_mul, rpy_to_quat
 from robot_rl.interfaces import Clock, Robot
+from robot_rl.reset.joint_reset import NoPosture
 from robot_rl.reset.motion import MotionRunner, Pose
 from robot_rl.reset.stats import ResetStats, StatsRecorder
+
+log = logging.getLogger("robot_rl.reset")
 
 
 class JointMover(Protocol):
@@ -119,12 +124,21 @@ class RobotReset:
         return self.joint_mover is not None and n > 0 and self.count % n == 0
 
     def joint_reset(self) -> float:
-        """Bring the joints to the reset posture (via the joint mover); returns the joint error."""
+        """Bring the joints to the reset posture (via the joint mover); returns the joint error.
+
+        A robot without a null-space posture says so (:class:`~robot_rl.reset.joint_reset.NoPosture`)
+        before anything moves its joints: joint resets are then skipped from here on, said once.
+        """
         if self.joint_mover is None:
             raise RuntimeError("this robot has no joint mover: a joint reset is not possible")
         q = self.joint_mover.reset_joints()
         self.go_to(self.nominal, what="the joint-reset pose")
-        error = self.joint_mover.move_joints(q, self.runner)
+        try:
+            error = self.joint_mover.move_joints(q, self.runner)
+        except NoPosture as err:
+            log.warning("%s; joint resets are skipped", err)
+            self.joint_mover = None
+            return 0.0
         self.recorder.stats.joint_resets += 1
         self.recorder.stats.extra["joint_error"] = error
         return error

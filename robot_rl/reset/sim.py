@@ -75,7 +75,9 @@ class SimTaskReset:
         self.task = task
         self.cfg = cfg or task.cfg
         self.world: "SimWorld" = task._world()
-        self.robot_reset = RobotReset(self.world.robot, self.world, self.cfg, SimJointMover(self.world, self.cfg))
+        # An arm without a null-space posture (the 6-DoF UR5e) does no joint resets: its joints follow from the pose.
+        mover = SimJointMover(self.world, self.cfg) if self.world.arm.posture else None
+        self.robot_reset = RobotReset(self.world.robot, self.world, self.cfg, mover)
         self.runner = self.robot_reset.runner
         self.history: list[ResetStats] = []
         self.set_up = False

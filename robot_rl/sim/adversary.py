@@ -2,10 +2,12 @@
 
 robot_rl promises that safety lives in the controller: whatever the policy, a person,
 a reset or a bad message asks for, the TCP stays in the workspace box, the spring force
-stays under ``K * clip``, torques stay under their limits, no NaN reaches the physics,
-and a command that cannot be used is rejected and counted, never raised. The
-:class:`Adversary` drives a MuJoCo arm through one entry point at a time (``"robot"``:
-``Robot.command`` / ``set_posture``; ``"controller"``: the impedance controller;
+stays under ``K * clip``, torques stay under their limits (and, on the admittance law,
+the commanded twist under its speed and acceleration limits), no NaN reaches the
+physics, and a command that cannot be used is rejected and counted, never raised. The
+:class:`Adversary` drives a MuJoCo arm (either ``sim.arm``, with its law) through one
+entry point at a time (``"robot"``: ``Robot.command`` / ``set_posture``; ``"controller"``:
+the arm's control law;
 ``"core"``: the controller node's rules, :class:`~robot_rl.nodes.controller.ControllerCore`,
 which the caller passes in as ``make_core`` since sim imports nothing of the node graph)
 on the scene of the task the caller's ``make_task`` builds (sim knows no task by name)
@@ -15,7 +17,9 @@ with the attacks below, and measures after every physics step. The CI suite
 Attacks: random and hostile targets (far away, NaN, inf, 1e300, huge quaternions,
 strings, ragged lists, ...), far corner targets alternating every few physics steps,
 posture floods (past the joint limits, 1e200, huge stiffness, malformed) while valid
-targets keep arriving, and gripper floods (hostile gripper values with valid poses).
+targets keep arriving (on an arm with a null-space posture; an arm without one is
+flooded through the node's rules only, which must refuse every posture), and gripper
+floods (hostile gripper values with valid poses).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from robot_rl.config import Config
+from robot_rl.control import CartesianImpedanceController
 from robot_rl.control.transforms import quat_mul, rotvec_to_quat
 from robot_rl.interfaces import Robot
 from robot_rl.sim import build_world
@@ -50,7 +55,9 @@ class SafetyFigures:
     max_box_excursion_mm: float = 0.0  # TCP distance outside the workspace box
     max_spring_ratio: float = 0.0  # |K e_clipped| / (K clip), per axis
     max_torque_ratio: float = 0.0  # |tau| / torque limit, per joint
-    max_torque_rate_ratio: float = 0.0  # |d tau_cmd| / (max_torque_rate dt), per joint
+    max_torque_rate_ratio: float = 0.0  # |d tau_cmd| / (max_torque_rate dt), per joint (impedance law)
+    max_speed_ratio: float = 0.0  # |commanded twist| / speed limit, linear and angular (admittance law)
+    max_acc_ratio: float = 0.0  # |d twist| / (acceleration limit dt), linear and angular (admittance law)
     max_joint_limit_excess_rad: float = 0.0  # joints past their limits (the model's own soft limits)
     nonfinite_steps: int = 0  # physics steps with a NaN or inf in qpos, qvel or ctrl
     rejects: int = 0  # commands the channel refused (returned False)
@@ -87,19 +94,34 @@ class Adversary:
         self.robot.start()
         self.controller = self.robot.controller
         self.box = self.controller.box
-        gains = self.controller.base_gains
-        self._spring_limit = gains.stiffness * gains.error_clip
-        self._rate_limit = gains.max_torque_rate * self.world.dt
-        self._prev_tau_cmd = np.zeros(len(gains.torque_limits))
+        self.impedance = isinstance(self.controller, CartesianImpedanceController)
+        gains = self.controller.base_gains if self.impedance else self.controller.gains
+        self._spring_limit = np.maximum(gains.stiffness * gains.error_clip, 1e-12)
+        model, arm = self.world.model, self.world.arm
+        self.dof = arm.dof
+        if self.impedance:
+            self._torque_limits = gains.torque_limits
+            self._rate_limit = gains.max_torque_rate * self.world.dt
+        else:  # the joint servos' own torque limits
+            self._torque_limits = model.actuator_forcerange[self.world.arm_ctrl, 1].copy()
+            self._speed_limits = np.array([gains.max_speed, gains.max_rot_speed])
+            self._acc_limits = np.array([gains.max_acc, gains.max_rot_acc]) * self.world.dt
+        self._prev_tau_cmd = np.zeros(self.dof)
+        self._prev_twist = np.zeros(6)
         self.home = self.robot.state()
         self.core = None
         if channel == "core":
-            self.core = make_core(self.robot, cfg.robot.controller.watchdog_s, self.world.now)
+            self.core = make_core(self.robot, self.controller.cfg.watchdog_s, self.world.now)
             self.core.poll()
         self.figures = SafetyFigures()
-        model = self.world.model
-        self._joint_low = model.jnt_range[:7, 0] - model.jnt_margin[:7]
-        self._joint_high = model.jnt_range[:7, 1] + model.jnt_margin[:7]
+        joints = self.world.arm_joint_ids
+        self._joint_low = model.jnt_range[joints, 0] - model.jnt_margin[joints]
+        self._joint_high = model.jnt_range[joints, 1] + model.jnt_margin[joints]
+
+    @property
+    def has_posture(self) -> bool:
+        """Whether the arm has a null-space posture (else only the node's rules take postures, and refuse them)."""
+        return self.world.arm.posture
 
     # --- sending through the chosen channel -------------------------------------------
 
@@ -159,10 +181,21 @@ class Adversary:
         gains = self.controller.gains
         spring = np.abs(np.clip(out.error, -gains.error_clip, gains.error_clip) * gains.stiffness)
         f.max_spring_ratio = max(f.max_spring_ratio, float(np.max(spring / self._spring_limit)))
-        f.max_torque_ratio = max(f.max_torque_ratio, float(np.max(np.abs(out.tau) / gains.torque_limits)))
-        rate = np.abs(out.tau_cmd - self._prev_tau_cmd) / self._rate_limit
-        f.max_torque_rate_ratio = max(f.max_torque_rate_ratio, float(np.max(rate)))
-        self._prev_tau_cmd = out.tau_cmd.copy()
+        if self.impedance:
+            f.max_torque_ratio = max(f.max_torque_ratio, float(np.max(np.abs(out.tau) / gains.torque_limits)))
+            rate = np.abs(out.tau_cmd - self._prev_tau_cmd) / self._rate_limit
+            f.max_torque_rate_ratio = max(f.max_torque_rate_ratio, float(np.max(rate)))
+            self._prev_tau_cmd = out.tau_cmd.copy()
+            return
+        tau = d.actuator_force[self.world.arm_ctrl]
+        f.max_torque_ratio = max(f.max_torque_ratio, float(np.max(np.abs(tau) / self._torque_limits)))
+        twist = out.twist
+        speed = np.array([np.linalg.norm(twist[:3]), np.linalg.norm(twist[3:])]) / self._speed_limits
+        change = twist - self._prev_twist
+        acc = np.array([np.linalg.norm(change[:3]), np.linalg.norm(change[3:])]) / self._acc_limits
+        f.max_speed_ratio = max(f.max_speed_ratio, float(np.max(speed)))
+        f.max_acc_ratio = max(f.max_acc_ratio, float(np.max(acc)))
+        self._prev_twist = twist.copy()
 
     # --- attacks ------------------------------------------------------------------------
 
@@ -222,18 +255,19 @@ class Adversary:
         rng = self.rng
         kind = int(rng.integers(0, 6))
         k = rng.choice([None, 10.0, 1e6, 1e300, -1.0, np.nan, np.inf, 2.0 ** 31])
+        n = self.dof
         if kind == 0:
-            return home_q + rng.choice([-3.0, 3.0], 7), k
+            return home_q + rng.choice([-3.0, 3.0], n), k
         if kind == 1:
-            return np.full(7, rng.choice([1e200, -1e200, 1e308])), k
+            return np.full(n, rng.choice([1e200, -1e200, 1e308])), k
         if kind == 2:
             q = home_q.copy()
-            q[rng.integers(0, 7)] = rng.choice([np.nan, np.inf])
+            q[rng.integers(0, n)] = rng.choice([np.nan, np.inf])
             return q, k
         if kind == 3:
             return HOSTILE_VECTORS[int(rng.integers(0, len(HOSTILE_VECTORS)))], k
         if kind == 4:
-            return home_q + rng.uniform(-6.0, 6.0, 7), rng.uniform(0.0, 5000.0)
+            return home_q + rng.uniform(-6.0, 6.0, n), rng.uniform(0.0, 5000.0)
         return home_q, HOSTILE_SCALARS[int(rng.integers(0, len(HOSTILE_SCALARS)))]
 
     def gripper_flood(self, n: int, steps_between: int = 2) -> None:
@@ -275,9 +309,10 @@ def run_attacks(cfg: Config, channel: str, *, targets: int, alternation_periods:
         results[f"alternation_{period}"] = adv.figures
     if postures:
         adv = fresh()
-        adv.posture_flood(postures)
-        results["postures"] = adv.figures
-    if grippers and channel != "controller":  # the impedance controller has no gripper
+        if adv.has_posture or channel == "core":  # else set_posture raises NotImplementedError, as documented
+            adv.posture_flood(postures)
+            results["postures"] = adv.figures
+    if grippers and channel != "controller":  # the control law has no gripper
         adv = fresh()
         adv.gripper_flood(grippers)
         results["grippers"] = adv.figures

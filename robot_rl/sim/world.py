@@ -1,10 +1,11 @@
-"""One MuJoCo world: model, data, the physics loop with the impedance law, rendering.
+"""One MuJoCo world: model, data, the physics loop with the arm's control law, rendering.
 
 :class:`SimWorld` is the sim backend's ``Clock``: sleeping advances physics, and every
-physics step calls the shared Cartesian impedance law through the arm's
-:class:`~robot_rl.control.CartesianImpedanceController` (``mj_step1`` → law → ``mj_step2``,
-so the law sees the state of the step it acts on). Its ``robot`` and ``cameras`` are
-the sim implementations of the ``Robot`` and ``Camera`` interfaces.
+physics step runs the arm's control law through its drive (:mod:`robot_rl.sim.drive`:
+the Cartesian impedance law on the torque-driven Panda, the admittance law on the
+position-driven UR5e; ``mj_step1`` → law → ``mj_step2``, so the law sees the state of
+the step it acts on). ``sim.arm`` picks the arm. Its ``robot`` and ``cameras`` are the
+sim implementations of the ``Robot`` and ``Camera`` interfaces.
 """
 
 from __future__ import annotations
@@ -32,42 +33,47 @@ except Exception as _err:  # noqa: BLE001 - a broken GL backend fails inside muj
         "or install libosmesa6 for MUJOCO_GL=osmesa") from None
 
 from robot_rl.config import Config  # noqa: E402
-from robot_rl.control import ArmState, CartesianImpedanceController, SafetyBox  # noqa: E402
+from robot_rl.control import ArmState, CartesianAdmittanceController, CartesianImpedanceController  # noqa: E402
 from robot_rl.control.commands import BadCommand, robot_command  # noqa: E402
 from robot_rl.control.transforms import mat_to_quat, quat_conj, quat_mul, quat_to_rotvec  # noqa: E402
-from robot_rl.errors import RenderError  # noqa: E402
+from robot_rl.errors import RenderError, RobotFault  # noqa: E402
 from robot_rl.interfaces import Camera, Clock, Frame, Robot, RobotState  # noqa: E402
-from robot_rl.sim.model import FINGER_TRAVEL, CameraSpec, scene_xml  # noqa: E402
+from robot_rl.sim.drive import ArmDrive, PositionDrive, TorqueDrive  # noqa: E402
+from robot_rl.sim.model import FINGER_TRAVEL, CameraSpec, arm_spec, scene_xml  # noqa: E402
 
 if TYPE_CHECKING:
     from robot_rl.sim.task import SimTask
 
 log = logging.getLogger("robot_rl.sim")
 
-ARM_DOF = 7
 GRIPPER_BODIES = ("hand", "finger_left", "finger_right")
 
 
 class SimWorld(Clock):
-    """The MuJoCo arm, its controller, the task's objects and the cameras."""
+    """The MuJoCo arm (``sim.arm``), its controller, the task's objects and the cameras."""
 
     def __init__(self, cfg: Config, task: "SimTask", cameras: list[str] | None = None) -> None:
         self.cfg = cfg
         self.task = task
         names = list(cfg.cameras) if cameras is None else cameras
         specs = [CameraSpec(n, cfg.cameras[n].width, cfg.cameras[n].height) for n in names]
-        self.model = mujoco.MjModel.from_xml_string(scene_xml(task.scene_parts(), specs, cfg.sim.physics_hz))
+        self.arm = arm_spec(cfg.sim.arm)
+        self.model = mujoco.MjModel.from_xml_string(
+            scene_xml(task.scene_parts(), specs, cfg.sim.physics_hz, self.arm))
         self.data = mujoco.MjData(self.model)
         self.dt = float(self.model.opt.timestep)
         self.tcp_site = self.model.site("tcp").id
-        self.arm_qpos = np.array([self.model.joint(f"joint{i + 1}").qposadr[0] for i in range(ARM_DOF)])
-        self.arm_dof = np.array([self.model.joint(f"joint{i + 1}").dofadr[0] for i in range(ARM_DOF)])
+        self.arm_joint_ids = np.array([self.model.joint(n).id for n in self.arm.joint_names])
+        self.arm_qpos = np.array([self.model.joint(n).qposadr[0] for n in self.arm.joint_names])
+        self.arm_dof = np.array([self.model.joint(n).dofadr[0] for n in self.arm.joint_names])
+        self.arm_ctrl = np.arange(self.arm.dof)  # the scene lists the arm's actuators first
         self.finger_qpos = np.array([self.model.joint(n).qposadr[0] for n in ("finger_left", "finger_right")])
         self.finger_dof = np.array([self.model.joint(n).dofadr[0] for n in ("finger_left", "finger_right")])
         self.gripper_body_ids = self._subtree_ids(self.model.body("hand").id)
         self.gripper_actuator = self.model.actuator("gripper").id
         self._jac = np.zeros((6, self.model.nv))
         self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        self.drive: ArmDrive = TorqueDrive(self) if self.arm.actuation == "torque" else PositionDrive(self)
         self.robot = SimRobot(self)
         self.cameras: dict[str, SimCamera] = {s.name: SimCamera(self, s) for s in specs}
         task.bind(self)
@@ -84,8 +90,13 @@ class SimWorld(Clock):
     def physics_step(self) -> None:
         m, d = self.model, self.data
         mujoco.mj_step1(m, d)
-        d.ctrl[:ARM_DOF] = self.robot.controller.compute(self.arm_state(), float(d.time), self.dt)
+        self.drive.step(float(d.time), self.dt)
         mujoco.mj_step2(m, d)
+
+    def tcp_jacobian(self) -> np.ndarray:
+        """(6, n) TCP Jacobian of the arm's joints (linear rows, then angular); valid after mj_step1/mj_forward."""
+        mujoco.mj_jacSite(self.model, self.data, self._jac[:3], self._jac[3:], self.tcp_site)
+        return self._jac[:, self.arm_dof].copy()
 
     def arm_state(self) -> ArmState:
         """The law's inputs; valid after mj_step1/mj_forward for the current state."""
@@ -114,16 +125,19 @@ class SimWorld(Clock):
         d.ctrl[self.gripper_actuator] = gripper * FINGER_TRAVEL
         d.qacc_warmstart[:] = 0.0
         self.forward()
+        self.drive.on_teleport()
 
     def solve_ik(self, pos: np.ndarray, quat: np.ndarray, q_init: np.ndarray | None = None,
                  iters: int = 200, tol: float = 1e-5) -> np.ndarray:
         """Joint angles that put the TCP at (pos, quat): damped least squares with a
-        posture term, on a scratch MjData so the world's state is untouched."""
+        posture term (a redundant arm's rest posture; an arm without one starts from its
+        home posture, so it stays on that branch), on a scratch MjData so the world's state
+        is untouched."""
         m = self.model
         scratch = mujoco.MjData(m)
-        rest = np.asarray(self.cfg.robot.controller.rest_posture)
+        rest = np.asarray(self.cfg.robot.controller.rest_posture if self.arm.posture else self.arm.home)
         q = rest.copy() if q_init is None else np.asarray(q_init, dtype=float).copy()
-        lo, hi = m.jnt_range[:ARM_DOF, 0], m.jnt_range[:ARM_DOF, 1]
+        lo, hi = m.jnt_range[self.arm_joint_ids, 0], m.jnt_range[self.arm_joint_ids, 1]
         jac = np.zeros((6, m.nv))
         for _ in range(iters):
             scratch.qpos[self.arm_qpos] = q
@@ -138,7 +152,7 @@ class SimWorld(Clock):
             j = jac[:, self.arm_dof]
             lam = 1e-4
             dq = j.T @ np.linalg.solve(j @ j.T + lam * np.eye(6), err)
-            null = np.eye(ARM_DOF) - np.linalg.pinv(j) @ j
+            null = np.eye(self.arm.dof) - np.linalg.pinv(j) @ j
             dq += null @ (0.1 * (rest - q))
             q = np.clip(q + dq, lo, hi)
         return q
@@ -214,33 +228,49 @@ def _make_renderer(model: mujoco.MjModel, width: int, height: int) -> "mujoco.Re
 
 
 class SimRobot(Robot):
-    """The MuJoCo arm behind the ``Robot`` interface."""
+    """The MuJoCo arm behind the ``Robot`` interface, whichever arm and law (:attr:`SimWorld.drive`).
+
+    On the UR5e a saturated force-torque reading makes the admittance law hold the arm
+    with a one-line fault; like a real arm that stopped itself, :meth:`state` and
+    :meth:`command` then raise :class:`~robot_rl.errors.RobotFault` until :meth:`recover`.
+    """
 
     def __init__(self, world: SimWorld) -> None:
         self.world = world
-        cfg = world.cfg.robot
-        self.controller = CartesianImpedanceController(cfg.controller, SafetyBox.from_config(cfg))
         self.gripper_target = 1.0
+
+    @property
+    def controller(self) -> CartesianImpedanceController | CartesianAdmittanceController:
+        """The arm's control law (the impedance law on the Panda, the admittance law on the UR5e)."""
+        return self.world.drive.controller
 
     def start(self) -> None:
         """(Re)start the controller at the measured pose: no jump."""
         self.world.forward()
-        self.controller.start(self.world.arm_state(), self.world.now())
+        self.world.drive.start(self.world.now())
 
     def state(self) -> RobotState:
+        state = self._measure()
+        self._raise_fault(state)
+        return state
+
+    def _measure(self) -> RobotState:
         w, d = self.world, self.world.data
         w.forward()  # kinematics of the current qpos (mj_step2 leaves them one step old)
-        arm = w.arm_state()
-        twist = arm.jac @ arm.dq
-        tau = self.controller.prev_tau_cmd if self.controller.prev_tau_cmd is not None else np.zeros(ARM_DOF)
+        q, dq = d.qpos[w.arm_qpos].copy(), d.qvel[w.arm_dof].copy()
+        site = w.tcp_site
+        pos = d.site_xpos[site].copy()
+        twist = w.tcp_jacobian() @ dq
         fingers = d.qpos[w.finger_qpos]
         return RobotState(
-            stamp=w.now(), tcp_pos=arm.pos, tcp_quat=arm.quat, tcp_twist=twist,
-            tcp_wrench=w.gripper_wrench(arm.pos), q=arm.q, dq=arm.dq, tau=tau.copy(),
+            stamp=w.now(), tcp_pos=pos, tcp_quat=mat_to_quat(d.site_xmat[site].reshape(3, 3)), tcp_twist=twist,
+            tcp_wrench=w.drive.wrench(pos), q=q, dq=dq, tau=w.drive.tau(),
             gripper=float(np.clip(fingers.sum() / (2 * FINGER_TRAVEL), 0.0, 1.0)))
 
     def command(self, pos: np.ndarray, quat: np.ndarray, gripper: float | None = None) -> bool:
         """See :meth:`Robot.command`: a bad gripper value rejects the pose too (never half a command)."""
+        if self.world.drive.fault is not None:
+            self._raise_fault(self._measure())
         try:
             pos, quat, opening = robot_command(pos, quat, gripper)
         except BadCommand as err:
@@ -253,10 +283,29 @@ class SimRobot(Robot):
         return True
 
     def hold(self) -> None:
-        self.controller.hold(self.world.arm_state(), self.world.now())
+        self.world.drive.hold(self.world.now())
 
     def set_posture(self, q: np.ndarray | None, stiffness: float | None = None) -> bool:
+        if not self.world.arm.posture:
+            raise NotImplementedError(f"the sim {self.world.arm.name} has no null-space posture (6 joints)")
         return self.controller.set_posture(q, stiffness)
+
+    def recover(self) -> None:
+        """End a force-torque fault once the reading is back within its limits (the law restarts at the
+        measured pose); RobotFault while it is not."""
+        if self.world.drive.fault is None:
+            return
+        self.world.forward()
+        try:
+            self.world.drive.recover(self.world.now())
+        except ValueError as err:
+            raise RobotFault(f"sim {self.world.arm.name}: {self.world.drive.fault}; recovery failed: {err}") from None
+
+    def _raise_fault(self, state: RobotState) -> None:
+        """RobotFault (with the state measured now, for the episode's last step) while the law holds on a fault."""
+        fault = self.world.drive.fault
+        if fault is not None:
+            raise RobotFault(f"sim {self.world.arm.name}: {fault}", state=state)
 
     def close(self) -> None:
         self.world.close()

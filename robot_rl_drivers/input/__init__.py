@@ -1,4 +1,4 @@
-"""Human input devices: SpaceMouse (hidapi), keyboard (pynput), and the factory.
+"""Human input devices: SpaceMouse (hidapi), keyboard (pynput), gamepad (Linux joystick API), the factory.
 
 ``make_input_device(cfg.intervention)`` returns a :class:`robot_rl.interfaces.InputDevice`;
 hardware libraries are imported only when their device is built. A control loop wraps

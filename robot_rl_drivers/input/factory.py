@@ -9,9 +9,9 @@ expert) plugs in with :func:`register_input_device` instead of an edit here::
     device = make_input_device(cfg.intervention, env=env)
 
 ``context`` is handed to every builder; each takes what it needs and ignores the rest
-(the hardware builders accept ``hid_module`` and ``listener_factory`` so tests can put
-a fake library under the real code). Several devices joined by ``+`` are read together
-by :class:`MergedInput`.
+(the hardware builders accept ``hid_module``, ``listener_factory`` and
+``joystick_nodes`` so tests can put a fake library under the real code). Several devices
+joined by ``+`` are read together by :class:`MergedInput`.
 """
 
 from __future__ import annotations
@@ -38,11 +38,18 @@ def _keyboard(cfg: InterventionConfig, *, listener_factory: Any = None, **_: Any
     return KeyboardInput(cfg, listener_factory=listener_factory)
 
 
+def _gamepad(cfg: InterventionConfig, *, joystick_nodes: Any = None, **_: Any) -> InputDevice:
+    from .gamepad import Gamepad
+
+    return Gamepad(cfg, nodes=joystick_nodes)
+
+
 #: name -> builder(cfg, **context). "simulated" is added by the module that provides it.
 INPUT_DEVICES: dict[str, Builder] = {
     "none": lambda cfg, **_: NullInput(),
     "spacemouse": _spacemouse,
     "keyboard": _keyboard,
+    "gamepad": _gamepad,
 }
 
 

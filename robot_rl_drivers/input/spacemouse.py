@@ -24,16 +24,16 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import threading
 from types import ModuleType
 from typing import Any
 
 from robot_rl.config.input import InterventionConfig, SpaceMouseConfig
 from robot_rl.errors import DeviceError
-from robot_rl.interfaces import InputCommand, InputDevice
+from robot_rl.interfaces import InputCommand
 
 from .commands import AxisMap, CommandBuilder, apply_deadband
 from .hid_reports import ReportDecoder, button_levels, hid_to_operator
+from .reader_device import ReaderDevice
 
 log = logging.getLogger(__name__)
 
@@ -163,12 +163,16 @@ def open_device(hid: ModuleType, info: dict[str, Any]) -> Any:
     return device
 
 
-class SpaceMouse(InputDevice):
-    """A 6-axis 3D mouse with buttons; see the module docstring for the threading contract.
+class SpaceMouse(ReaderDevice):
+    """A 6-axis 3D mouse with buttons; see the module docstring for the threading contract
+    (:class:`.reader_device.ReaderDevice` has the reader thread, the unplug and close).
 
     ``read()`` maps the latest axes through deadband, the operator -> robot ``axis_map``
     and the per-axis ``scale``; buttons map to actions through ``spacemouse.buttons``.
     """
+
+    log = log
+    handle = "device"
 
     def __init__(self, cfg: InterventionConfig, *, hid_module: ModuleType | None = None) -> None:
         self.cfg = cfg.spacemouse
@@ -185,19 +189,7 @@ class SpaceMouse(InputDevice):
                                        intervene_on_motion=self.cfg.intervene_on_motion)
         self._decoder = ReportDecoder()
         self._pressed = 0  # buttons that went down since the last read()
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._error: DeviceError | None = None
-        self._error_raised = False
-        self._closed = False
-        self._thread = threading.Thread(target=self._read_reports, name="spacemouse-reader", daemon=True)
-        self._thread.start()
-        log.info("opened %s", self.where)
-
-    @property
-    def connected(self) -> bool:
-        """False once the device stopped answering (unplugged) or was closed."""
-        return self._error is None and not self._closed
+        self._start_reader(self._read_reports, "spacemouse-reader")
 
     @property
     def reports_received(self) -> int:
@@ -209,10 +201,7 @@ class SpaceMouse(InputDevice):
             try:
                 data = self._device.read(64, timeout_ms)
             except (OSError, ValueError) as err:  # hidapi raises IOError("read error") on unplug
-                if not self._stop.is_set():
-                    with self._lock:
-                        self._error = DeviceError(f"{self.where} stopped responding (unplugged?): {err}")
-                    log.debug("SpaceMouse reader ends: %s", err)
+                self._lost(f"{self.where} stopped responding (unplugged?): {err}", err)
                 return
             if not data:
                 continue
@@ -223,12 +212,7 @@ class SpaceMouse(InputDevice):
 
     def read(self) -> InputCommand:
         with self._lock:
-            if self._closed:
-                raise DeviceError(f"{self.where} was closed; read() after close()")
-            if self._error is not None:
-                if not self._error_raised:
-                    self._error_raised = True
-                    raise self._error
+            if not self._readable():
                 return InputCommand()
             raw_axes = self._decoder.axes.copy()
             held_mask, pressed_mask = self._decoder.buttons, self._pressed
@@ -238,16 +222,5 @@ class SpaceMouse(InputDevice):
         pressed = {a for a, i in self.cfg.buttons.items() if (pressed_mask >> i) & 1}
         return self._builder.build(operator_twist, held, pressed, button_levels(held_mask, self.button_count))
 
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._stop.set()
-        self._thread.join(timeout=2.0 + self.cfg.read_timeout_ms / 1000.0)
-        if self._thread.is_alive():  # hidapi stuck in read: leaking the handle beats freeing it under the reader
-            log.warning("%s: reader thread did not stop; leaving the device open", self.where)
-            return
-        try:
-            self._device.close()
-        except (OSError, ValueError) as err:
-            log.debug("closing %s: %s", self.where, err)
+    def _close_handle(self) -> None:
+        self._device.close()

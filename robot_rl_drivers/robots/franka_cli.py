@@ -15,22 +15,21 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import multiprocessing
-from typing import Any, Callable
+from typing import Callable, Optional
 
 import numpy as np
 
-from robot_rl.errors import ConfigError, DeviceError
+from robot_rl.errors import DeviceError
+from robot_rl_drivers.robots import arm_cli
 from robot_rl_drivers.robots.franka_loop import describe_fault
 from robot_rl_drivers.robots.franka_state import pose_from_column_major
 
+DEFAULT_TIMEOUT_S = 5.0
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["check", "recover"], help="what to do")
-    parser.add_argument("--config", help="a config whose robot.hardware names the arm")
-    parser.add_argument("--ip", help="the arm's FCI address (overrides the config)")
-    parser.add_argument("--timeout", type=float, default=None, help="seconds to wait for the arm (default 5)")
-    parser.add_argument("--lib", default="pylibfranka", help=argparse.SUPPRESS)  # tests use a fake binding
+    arm_cli.add_arguments(parser, ["check", "recover"], arm="arm", ip_help="the arm's FCI address",
+                          default_timeout=DEFAULT_TIMEOUT_S, lib="pylibfranka")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,55 +40,22 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _in_child(lib_name: str, ip: str, action: str, timeout: float) -> list[str]:
-    """Run ``action`` in a child process and return its output lines.
+    """Run ``action`` in a child process (:func:`.arm_cli.in_child`) and return its output lines."""
+    def deadline(stage: Optional[str]) -> tuple[float, str]:
+        if stage is None:
+            wait, late = timeout, f"did not answer within {timeout:g} s"
+        elif stage == "recover":
+            wait, late = max(timeout, 10.0), "did not finish error recovery"
+        else:
+            wait, late = timeout, "sent no state"
+        return wait, f"the Franka at {ip} {late} (is it on, is FCI enabled in Desk, is the cable in the control box?)"
 
-    libfranka's blocking calls may hold the GIL while they wait for an arm that does not
-    answer, so a watchdog thread in this process would never run; a child process can
-    always be killed. The child reports each stage it reaches, so a hang is named by stage.
-    It is spawned, not forked: a fork of a process that runs BLAS or OpenMP worker threads
-    (an embedding program, a test run after training) can deadlock in the child's first
-    numpy call.
-    """
-    ctx = multiprocessing.get_context("spawn")
-    reader, writer = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child_main, args=(lib_name, ip, action, writer), daemon=True)
-    child.start()
-    writer.close()
-    stage, late = "connect", f"the Franka at {ip} did not answer within {timeout:g} s"
-    try:
-        while True:
-            wait = max(timeout, 10.0) if stage == "recover" else timeout
-            if not reader.poll(wait):
-                raise DeviceError(f"{late} (is it on, is FCI enabled in Desk, is the cable in the control box?)")
-            try:
-                kind, payload = reader.recv()
-            except EOFError:
-                raise DeviceError(f"Franka at {ip}: the {action} process ended without an answer "
-                                  f"(exit code {child.exitcode})") from None
-            if kind == "stage":
-                stage = payload
-                late = (f"the Franka at {ip} did not finish error recovery" if stage == "recover"
-                        else f"the Franka at {ip} sent no state")
-            elif kind == "error":
-                raise DeviceError(payload)
-            else:
-                return payload
-    finally:
-        if child.is_alive():
-            child.kill()
-        child.join(1.0)
-        reader.close()
+    return arm_cli.in_child(_talk, (lib_name, ip, action), where=f"Franka at {ip}", describe=_describe, what=action,
+                    deadline=deadline)
 
 
-def _child_main(lib_name: str, ip: str, action: str, out: Any) -> None:
-    try:
-        out.send(("done", _talk(lib_name, ip, action, lambda stage: out.send(("stage", stage)))))
-    except DeviceError as err:
-        out.send(("error", str(err)))
-    except Exception as err:  # noqa: BLE001 - anything the binding raises becomes one line
-        out.send(("error", f"Franka at {ip}: {describe_fault(err, None)}"))
-    finally:
-        out.close()
+def _describe(err: BaseException) -> str:
+    return describe_fault(err, None)
 
 
 def _talk(lib_name: str, ip: str, action: str, stage: Callable[[str], None]) -> list[str]:
@@ -120,25 +86,6 @@ def _talk(lib_name: str, ip: str, action: str, stage: Callable[[str], None]) -> 
 
 
 def _address(args: argparse.Namespace) -> tuple[str, float]:
-    timeout = 5.0
-    ip = args.ip
-    if args.config:
-        from robot_rl.config.hardware import FrankaHardwareConfig, robot_hardware
-        from robot_rl.paths import resolve_config
-        from robot_rl.tasks import load_config
+    from robot_rl.config.hardware import FrankaHardwareConfig
 
-        cfg = load_config(resolve_config(args.config))
-        hw = robot_hardware(cfg.robot, file=args.config)
-        if not isinstance(hw, FrankaHardwareConfig):
-            raise ConfigError(f"{args.config}: robot.backend is {cfg.robot.backend!r}, not 'franka'")
-        ip = ip or hw.ip
-        timeout = hw.connect_timeout_s
-    if not ip:
-        raise ConfigError("franka: give --ip, or --config with a robot.hardware.ip")
-    from robot_rl.config.hardware import check_host
-
-    try:
-        check_host(ip)
-    except ValueError as err:
-        raise ConfigError(f"--ip: {err}") from None
-    return ip, args.timeout if args.timeout is not None else timeout
+    return arm_cli.address(args, FrankaHardwareConfig, "franka", DEFAULT_TIMEOUT_S)

@@ -106,3 +106,20 @@ class Counters:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._raw = state["_raw"]
         self.view = np.frombuffer(self._raw, dtype=np.float64)
+
+
+def configure_realtime(settings: Any, what: str, log: Any) -> None:
+    """Pin and prioritise the calling loop process as ``settings`` (a
+    :class:`~robot_rl.config.hardware.LoopProcessSettings`) say; a refusal is a warning,
+    since the arm's own library decides whether it can run without real-time scheduling."""
+    if settings.cpu is not None:
+        try:
+            os.sched_setaffinity(0, {settings.cpu})
+        except (OSError, AttributeError) as err:
+            log.warning("cannot pin the %s to CPU %d: %s", what, settings.cpu, err)
+    if settings.rt_priority > 0:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(settings.rt_priority))
+        except (OSError, AttributeError) as err:
+            log.warning("cannot give the %s SCHED_FIFO priority %d (%s); see docs/real-cell.md's real-time "
+                        "notes (limits.conf rtprio)", what, settings.rt_priority, err)

@@ -45,7 +45,11 @@ FILE_VALUES = {int: (float("nan"), float("inf"), float("-inf"), 2**63),
 # each possible dataclass, the settings that select it (and its required keys).
 DYNAMIC_SECTIONS: dict[str, list[tuple[type, dict[str, Any]]]] = {
     "task.params": [(spec.params, {"task.name": spec.name}) for spec in all_tasks()],
-    "robot.hardware": [(ROBOT_HARDWARE["franka"], {"robot.backend": "franka", "robot.hardware.ip": "127.0.0.1"})],
+    "robot.hardware": [(ROBOT_HARDWARE["franka"], {"robot.backend": "franka", "robot.hardware.ip": "127.0.0.1"}),
+                       (ROBOT_HARDWARE["ur"], {"robot.backend": "ur", "robot.hardware.ip": "127.0.0.1"}),
+                       (ROBOT_HARDWARE["ros2_control"], {"robot.backend": "ros2_control",
+                                                         "robot.hardware.contract": "cartesian_controllers",
+                                                         "robot.hardware.joint_names": ["j1", "j2", "j3"]})],
     "cameras.front.hardware": [
         (CAMERA_SETTINGS["realsense"], {"cameras.front.backend": "realsense",
                                         "cameras.front.hardware.serial": "0123"}),

@@ -2,7 +2,8 @@
 rule, on every backend.
 
 Backends (tests/support/contract_rigs.py): ``spacemouse`` (fake ``hid`` module),
-``keyboard`` (pynput-shaped listener), ``topic`` (the actor's TopicInput, fed as by
+``keyboard`` (pynput-shaped listener), ``gamepad`` (a fake ``/dev/input/js0``, in
+tests/support/gamepad_rig.py), ``topic`` (the actor's TopicInput, fed as by
 /spacenav/twist and /spacenav/joy) and ``simulated`` (the scripted intervener on the
 MuJoCo PickCube env).
 """

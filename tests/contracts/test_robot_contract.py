@@ -1,8 +1,13 @@
 """The ``Robot`` contract (robot_rl.interfaces.Robot), rule by rule, on every backend.
 
-Backends (tests/contracts/conftest.py): ``sim`` (the MuJoCo arm), ``topic`` (the
-actor's TopicRobot fed by the sim node's core), ``franka_torque`` (the 1 kHz loop over
-fake_pylibfranka) and ``franka_ros2`` (the ros2_control backend on a recording node).
+Backends (tests/contracts/conftest.py): ``sim`` (the MuJoCo Panda), ``sim_ur5e`` (the
+6-DoF MuJoCo UR5e under the admittance law), ``topic`` (the actor's TopicRobot fed by the
+sim node's core), ``franka_torque`` (the 1 kHz loop over fake_pylibfranka),
+``franka_ros2`` (the ros2_control backend on a recording node, CRISP's topics),
+``ros2_control_fzi`` (the same backend as a 6-joint UR5e behind FZI's compliance
+controller, tests/support/ros2_control_rig.py) and ``ur_rtde`` (the UR loop over
+fake_rtde, with a fake Robotiq URCap, tests/support/ur_rig.py). A rig says how many
+joints its arm has (``dof``) and whether it takes a null-space posture (``has_posture``).
 """
 
 from __future__ import annotations
@@ -51,10 +56,11 @@ def bad_commands(pos: np.ndarray, quat: np.ndarray) -> list[tuple[str, object, o
 
 def bad_postures(q: np.ndarray) -> list[tuple[str, object, object]]:
     """(label, q, stiffness) a backend must refuse whole (None is a valid q: the configured posture)."""
+    n = len(q)
     nan_q, inf_q = q.copy(), q.copy()
     nan_q[3], inf_q[0] = np.nan, np.inf
-    cases = [("NaN joint", nan_q, None), ("inf joint", inf_q, None), ("6 joints", q[:6], None),
-             ("8 joints", np.append(q, 0.0), None), ("7x1 joints", q.reshape(7, 1), None)]
+    cases = [("NaN joint", nan_q, None), ("inf joint", inf_q, None), (f"{n - 1} joints", q[:-1], None),
+             (f"{n + 1} joints", np.append(q, 0.0), None), (f"{n}x1 joints", q.reshape(n, 1), None)]
     cases += [(f"q {v!r:.40}", v, None) for v in HOSTILE_VECTORS if v is not None]
     cases += [(f"stiffness {v!r:.40}", q, v) for v in (*HOSTILE_SCALARS, -1.0)]
     cases += [(f"stiffness {v!r:.40} with q=None", None, v) for v in (float("nan"), -1.0, "stiff")]
@@ -73,8 +79,9 @@ def call(label: str, fn, *args):
 def test_state_has_the_documented_shapes_and_finite_values(robot_rig):
     state = robot_rig.robot.state()
     assert isinstance(state, RobotState)
+    n = robot_rig.dof
     shapes = {"tcp_pos": (3,), "tcp_quat": (4,), "tcp_twist": (6,), "tcp_wrench": (6,),
-              "q": (7,), "dq": (7,), "tau": (7,)}
+              "q": (n,), "dq": (n,), "tau": (n,)}
     for field, shape in shapes.items():
         value = getattr(state, field)
         assert isinstance(value, np.ndarray), f"{field} is a {type(value).__name__}"
@@ -187,8 +194,15 @@ def test_hold_makes_the_measured_pose_the_target(robot_rig):
         assert_pose(robot_rig.measured(), here, 2 * robot_rig.hold_tol, "arm after hold()")
 
 
+def needs_posture(rig) -> None:
+    """Skip a posture rule on a backend without a posture (its own rule is the next one's)."""
+    if not rig.has_posture:
+        pytest.skip(f"{rig.name}: the arm has no null-space posture")
+
+
 @pytest.mark.parametrize("robot_rig", over(ROBOTS), indirect=True)
 def test_a_valid_posture_is_accepted_and_none_restores_the_configured_one(robot_rig):
+    needs_posture(robot_rig)
     robot = robot_rig.robot
     q = robot.state().q + np.array([0.05, 0.0, -0.05, 0.0, 0.0, 0.0, 0.0])
     before = robot_rig.posture_marker()
@@ -199,7 +213,27 @@ def test_a_valid_posture_is_accepted_and_none_restores_the_configured_one(robot_
 
 
 @pytest.mark.parametrize("robot_rig", over(ROBOTS), indirect=True)
+def test_a_backend_without_a_posture_says_so_and_keeps_holding(robot_rig):
+    """``set_posture`` raises NotImplementedError (as the interface allows), for any input, and
+    nothing moves: the target stays the start pose and so does the arm."""
+    if robot_rig.has_posture:
+        pytest.skip(f"{robot_rig.name}: the arm has a null-space posture (the rules above apply)")
+    robot = robot_rig.robot
+    q = robot.state().q
+    assert q.shape == (robot_rig.dof,)
+    for _, value, stiffness in [("its joints", q, 20.0), ("None", None, None),
+                                    *bad_postures(q)]:
+        with pytest.raises(NotImplementedError):
+            robot.set_posture(value, stiffness)
+    robot_rig.settle(0.2)
+    assert_pose(robot_rig.goal(), robot_rig.start, START_TOL, "target after refused postures")
+    if robot_rig.physical:
+        assert_pose(robot_rig.measured(), robot_rig.start, START_TOL, "arm after refused postures")
+
+
+@pytest.mark.parametrize("robot_rig", over(ROBOTS), indirect=True)
 def test_a_malformed_posture_is_rejected_counted_and_changes_nothing(robot_rig):
+    needs_posture(robot_rig)
     robot = robot_rig.robot
     cases = bad_postures(robot.state().q)
     marker = robot_rig.posture_marker()
@@ -212,7 +246,7 @@ def test_a_malformed_posture_is_rejected_counted_and_changes_nothing(robot_rig):
     assert_pose(robot_rig.goal(), robot_rig.start, START_TOL, "target after rejected postures")
 
 
-@pytest.mark.parametrize("faulting_robot_rig", over(ROBOTS, skip={"sim": "the MuJoCo arm cannot stop itself"}),
+@pytest.mark.parametrize("faulting_robot_rig", over(ROBOTS, skip={"sim": "the MuJoCo Panda cannot stop itself"}),
                          indirect=True)
 def test_after_the_arm_stops_itself_state_and_command_raise_until_recover(faulting_robot_rig):
     rig = faulting_robot_rig

@@ -8,55 +8,33 @@ after the targets stop, a clean exit on SIGINT.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from pathlib import Path
 
 import numpy as np
-import yaml
+from fake_pylibfranka import SCENARIO_ENV  # tests/support
+from graph_harness import message_rate
+from robot_session import fake_backend_session, real_cell_config, watch_robot
 
-HERE = Path(__file__).resolve().parent
-from graph_harness import PICK, Probe, Session, message_rate, private_env  # noqa: E402
-
-from robot_rl.ros import convert  # noqa: E402
-from robot_rl.ros import messages as m  # noqa: E402
-
-FAKE_LIB_DIR = HERE.parent / "support"  # fake_pylibfranka.py
+from robot_rl.ros import convert
+from robot_rl.ros import messages as m
 
 
 def franka_session(tmp_path: Path) -> Path:
-    cfg = yaml.safe_load(PICK.read_text())
-    cfg["robot"] = {"backend": "franka", "reset_pos": [0.35, 0.0, 0.45], "reset_rpy": [3.141592653589793, 0, 0],
-                    "workspace": {"pos_low": [0.2, -0.2, 0.3], "pos_high": [0.6, 0.2, 0.6]},
-                    "hardware": {"ip": "172.16.0.2", "loop": {"realtime": "ignore", "rt_priority": 0}}}
-    cfg["cameras"] = {}
-    cfg["env"].update(obs_mode="pixels", cameras=[])  # a real cell: no ground-truth object state
-    cfg["reset"] = {"perturb_pos": [0.01, 0.01, 0.01], "perturb_yaw": 0.0}
-    path = tmp_path / "franka.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
+    return real_cell_config(
+        tmp_path, "franka",
+        robot={"backend": "franka", "reset_pos": [0.35, 0.0, 0.45], "reset_rpy": [3.141592653589793, 0, 0],
+               "workspace": {"pos_low": [0.2, -0.2, 0.3], "pos_high": [0.6, 0.2, 0.6]},
+               "hardware": {"ip": "172.16.0.2", "loop": {"realtime": "ignore", "rt_priority": 0}}},
+        reset={"perturb_pos": [0.01, 0.01, 0.01], "perturb_yaw": 0.0})
 
 
 def test_controller_node_streams_state_takes_targets_and_holds_when_they_stop(tmp_path, monkeypatch):
-    scenario = tmp_path / "scenario.json"
-    scenario.write_text(json.dumps({"log": str(tmp_path / "session")}))
-    env = private_env()
-    env["PYTHONPATH"] = os.pathsep.join([str(FAKE_LIB_DIR), env.get("PYTHONPATH", "")])
-    env["ROBOT_RL_FAKE_FRANKA"] = str(scenario)
-    config = franka_session(tmp_path)
-    session = Session(tmp_path, [], env, config=config)
-    node = session.graph.node("controller_node")
-    node.parameters["robot_lib"] = "fake_pylibfranka"
-    session.params = session.graph.write_params_file(tmp_path)
-    probe = Probe(monkeypatch, env)
+    session, probe = fake_backend_session(tmp_path, monkeypatch, franka_session(tmp_path), lib="fake_pylibfranka",
+                                          scenario_env=SCENARIO_ENV, log="session")
     try:
-        poses = probe.collect(m.PoseStamped, "/robot/tcp_pose", convert.pose_from_msg, depth=500)
-        joints = probe.collect(m.JointState, "/joint_states", convert.joint_state_from_msg, depth=10)
-        statuses = probe.statuses("controller_node")
-        target = probe.node.create_publisher(m.PoseStamped, "/robot/target_pose", 10)
+        poses, joints, statuses, target, posture = watch_robot(probe, "controller_node")
         gripper = probe.node.create_publisher(m.Float64, "/robot/gripper/command", 10)
-        posture = probe.node.create_publisher(m.JointState, "/robot/posture", 10)
         proc = session.start("controller_node")
         running = {"controller_node": proc}
         assert probe.spin_until(lambda: len(poses) > 10, 60, running), session.log("controller_node")

@@ -8,15 +8,10 @@ tests/drivers); what the node publishes, and how the actor reads it back, is the
 from __future__ import annotations
 
 import numpy as np
-import yaml
-from graph_harness import PICK, Probe, private_env  # noqa: E402
+from intervention_session import actor_side, intervention_session
 
 from robot_rl.errors import DeviceError  # noqa: E402
 from robot_rl.interfaces import InputCommand, InputDevice  # noqa: E402
-from robot_rl.nodes.intervention import TopicInput  # noqa: E402
-from robot_rl.ros import convert  # noqa: E402
-from robot_rl.ros import messages as m  # noqa: E402
-from robot_rl.tasks import load_config  # noqa: E402
 
 
 class ScriptedDevice(InputDevice):
@@ -39,24 +34,13 @@ class ScriptedDevice(InputDevice):
 
 
 def test_what_the_human_does_reaches_the_actor_as_the_same_command(tmp_path, monkeypatch):
-    cfg = yaml.safe_load(PICK.read_text())
-    cfg["intervention"] = {"device": "spacemouse+keyboard", "intervene_mode": "toggle", "axis_map": ["-y", "x", "z"],
-                           "spacemouse": {"deadband": 0.1, "buttons": {"close_gripper": 0, "open_gripper": 1}}}
-    config = tmp_path / "hil.yaml"
-    config.write_text(yaml.safe_dump(cfg))
-    session = load_config(config)
-    probe = Probe(monkeypatch, private_env(), ros_args=["-p", f"config:={config}",
-                                                        "-p", "topics.spacenav_twist:=/spacenav/twist",
-                                                        "-p", "topics.spacenav_joy:=/spacenav/joy"])
+    session, probe = intervention_session(tmp_path, monkeypatch, {
+        "device": "spacemouse+keyboard", "intervene_mode": "toggle", "axis_map": ["-y", "x", "z"],
+        "spacemouse": {"deadband": 0.1, "buttons": {"close_gripper": 0, "open_gripper": 1}}}, "hil")
     try:
         from robot_rl.nodes.intervention_node import InterventionNode
 
-        actor_side = TopicInput(session.intervention, timeout_s=1.0)
-        probe.node.create_subscription(m.Twist, "/spacenav/twist", lambda msg: actor_side.on_twist(
-            convert.twist_from_msg(msg)), 50)
-        joys = probe.collect(m.Joy, "/spacenav/joy", lambda msg: convert.joy_from_msg(msg)[1], depth=200)
-        probe.node.create_subscription(m.Joy, "/spacenav/joy", lambda msg: actor_side.on_joy(
-            convert.joy_from_msg(msg)[1]), 200)
+        actor, joys = actor_side(probe, session.intervention)
         push = np.array([0.6, 0.0, 0.0, 0.0, 0.0, 0.0])  # operator frame: right
         # the node's ticks: idle, then the puck pushed right with the left button held, and a
         # keyboard tap of "success" (the keyboard's intervene key down in the same read)
@@ -67,14 +51,14 @@ def test_what_the_human_does_reaches_the_actor_as_the_same_command(tmp_path, mon
         node = probe.add(InterventionNode(device=device))
         assert probe.spin_until(lambda: any(b[1][0] == 1 for b in joys), 20), "no button press arrived"
         probe.spin(0.2)
-        cmd = actor_side.read()
+        cmd = actor.read()
         assert cmd.close_gripper is True and cmd.success_pressed and cmd.intervene  # motion and the intervene tap
         assert np.allclose(cmd.twist, [0.0, (0.6 - 0.1) / 0.9, 0.0, 0.0, 0.0, 0.0])  # robot y is operator x
-        assert not actor_side.read().success_pressed  # a press counts once
+        assert not actor.read().success_pressed  # a press counts once
         # the device goes away: one warning, then neutral input (the intervention ends)
         assert probe.spin_until(lambda: node.device.lost, 20)
         probe.spin(0.3)
-        cmd = actor_side.read()
+        cmd = actor.read()
         assert not np.any(cmd.twist) and cmd.close_gripper is None
         assert len(joys[-1][1]) == 40 and not any(joys[-1][1])
         assert node.status()["dropped_messages"] == 0

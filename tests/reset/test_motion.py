@@ -265,11 +265,15 @@ def test_a_joint_reset_that_cannot_arrive_says_which_joint_and_restores_the_post
     assert robot.postures[-1][1] is None
 
 
-def test_a_robot_without_a_posture_cannot_joint_reset():
+def test_a_robot_without_a_posture_skips_joint_resets_and_still_resets(caplog):
     from robot_rl.reset.joint_reset import PostureJointMover
 
     cfg, robot, clock = make(overrides=["reset.joint_reset_every=1"])
     reset = RobotReset(robot, clock, cfg, PostureJointMover(robot, cfg))
-    with pytest.raises(ResetError, match="cannot set a null-space posture, so it cannot do joint resets; set "
-                                         "reset.joint_reset_every: 0"):
-        reset.run(np.random.default_rng(0))
+    for seed in range(2):
+        stats = reset.run(np.random.default_rng(seed))
+        assert stats.joint_resets == 0
+        assert reset.box.contains(robot.state().tcp_pos)
+        assert np.linalg.norm(robot.state().tcp_pos - reset.last_pose.pos) < 0.01  # it reached the reset pose
+    assert caplog.text.count("cannot set a null-space posture, so it cannot do joint resets") == 1  # said once
+    assert reset.joint_mover is None

@@ -5,55 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from robot_rl.sim import build_world
-from robot_rl.tasks import load_config, make_task
-
-CONFIG = "configs/pick_cube.yaml"
-
-
-def make_world(*overrides: str):
-    cfg = load_config(CONFIG, list(overrides))
-    world = build_world(make_task(cfg), [])
-    world.task.reset(np.random.default_rng(0))
-    return world
-
-
-def tcp(world) -> np.ndarray:
-    world.forward()
-    return world.data.site_xpos[world.tcp_site].copy()
-
-
-def run(world, seconds: float, target=None, quat=None, record=False):
-    """Step physics, re-sending ``target`` each step (so the watchdog stays quiet)."""
-    traj = []
-    t_end = world.now() + seconds
-    while world.now() < t_end - 1e-9:
-        if target is not None:
-            world.robot.controller.set_target(target, quat, world.now())
-        world.physics_step()
-        if record:
-            traj.append((world.now(), world.data.site_xpos[world.tcp_site].copy(),
-                         world.robot.controller.last_output))
-    return traj
+from sim_arm import assert_no_jump_on_start_and_watchdog_holds, held_under_force, make_world, run, step_response, tcp
 
 
 @pytest.mark.parametrize("axis,sign", [(0, 1), (1, -1), (2, -1)])
 def test_step_response_reaches_5cm_target_within_2mm_in_1s_without_overshoot(axis, sign):
-    world = make_world()
-    state = world.robot.state()
-    start = state.tcp_pos.copy()
-    target = start.copy()
-    target[axis] += sign * 0.05
-    t0 = world.now()
-    traj = run(world, 1.5, target, state.tcp_quat, record=True)
-    times = np.array([t - t0 for t, _, _ in traj])
-    pos = np.array([p for _, p, _ in traj])
-    err = np.linalg.norm(pos - target, axis=1)
-    outside = np.nonzero(err > 0.002)[0]
-    settle_time = times[outside[-1] + 1] if len(outside) else 0.0
-    progress = (pos - start) @ (target - start) / 0.05
-    overshoot = max(0.0, progress.max() - 0.05)
+    settle_time, overshoot, _ = step_response(make_world(), axis, sign, 1.5)
     assert settle_time <= 1.0, f"stayed within 2 mm only after {settle_time:.3f} s"
     assert overshoot <= 0.005, f"overshoot {overshoot * 1000:.2f} mm"
 
@@ -61,20 +18,7 @@ def test_step_response_reaches_5cm_target_within_2mm_in_1s_without_overshoot(axi
 @pytest.mark.parametrize("axis", [0, 1, 2])
 def test_constant_10N_force_gives_displacement_F_over_K(axis):
     world = make_world()
-    state = world.robot.state()
-    hold_pos, hold_quat = state.tcp_pos.copy(), state.tcp_quat.copy()
-    force = np.zeros(3)
-    force[axis] = 10.0
-    hand = world.model.body("hand").id
-    run(world, 0.2, hold_pos, hold_quat)
-    # A force at the TCP, expressed as force + moment at the hand's centre of mass.
-    for _ in range(int(2.0 / world.dt)):
-        world.data.xfrc_applied[hand, :3] = force
-        world.data.xfrc_applied[hand, 3:] = np.cross(world.data.site_xpos[world.tcp_site] - world.data.xipos[hand],
-                                                     force)
-        world.robot.controller.set_target(hold_pos, hold_quat, world.now())
-        world.physics_step()
-    displacement = (tcp(world) - hold_pos)[axis]
+    displacement = held_under_force(world, axis, 10.0)[axis]
     expected = 10.0 / world.cfg.robot.controller.stiffness[axis]
     assert displacement == pytest.approx(expected, rel=0.2), (displacement, expected)
     # The sim's external-wrench estimate sees the applied force.
@@ -142,15 +86,4 @@ def test_box_clips_targets_before_the_law_sees_them():
 
 
 def test_no_jump_on_start_and_watchdog_holds():
-    world = make_world()
-    start = tcp(world)
-    run(world, 1.0)  # no target at all: the start pose is held, then the watchdog holds it
-    assert np.linalg.norm(tcp(world) - start) < 0.001
-    state = world.robot.state()
-    world.robot.command(state.tcp_pos + [0.0, 0.0, -0.1], state.tcp_quat)
-    run(world, 0.2)  # moving, then targets stop
-    run(world, 1.0)
-    assert world.robot.controller.stats.watchdog_holds >= 1
-    held = tcp(world)
-    run(world, 1.0)
-    assert np.linalg.norm(tcp(world) - held) < 0.005
+    assert_no_jump_on_start_and_watchdog_holds(make_world())

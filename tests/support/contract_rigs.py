@@ -41,9 +41,9 @@ from robot_rl.tasks import load_config, make_task
 PICK = "configs/pick_cube.yaml"
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
 
-ROBOTS = ("sim", "topic", "franka_torque", "franka_ros2")
+ROBOTS = ("sim", "sim_ur5e", "topic", "franka_torque", "franka_ros2", "ros2_control_fzi", "ur_rtde")
 CAMERAS = ("sim", "topic", "realsense", "opencv")
-INPUTS = ("spacemouse", "keyboard", "topic", "simulated")
+INPUTS = ("spacemouse", "keyboard", "gamepad", "topic", "simulated")
 
 
 def over(backends: tuple[str, ...], *, skip: Optional[dict[str, str]] = None,
@@ -89,12 +89,17 @@ class RobotRig:
     * ``stop_itself()`` / ``allow_recovery()``: make the arm stop on its own (fault) and
       make a recovery possible again (the tests skip backends that cannot fault);
     * ``hold_tol``: how far the arm can get between a measurement and the hold that
-      follows it (it moves on its own in the fake Franka).
+      follows it (it moves on its own in the fake Franka);
+    * ``dof``: the arm's joints (the length of ``q``, ``dq``, ``tau``);
+    * ``has_posture``: whether the backend takes a null-space posture (one without must
+      raise NotImplementedError from ``set_posture`` and keep holding).
     """
 
     name = "?"
     physical = False
     hold_tol = 0.003  # m: a hold pose vs the pose measured just before the hold was asked for
+    dof = 7
+    has_posture = True
     start: tuple[np.ndarray, np.ndarray]
     robot: Any
 
@@ -136,11 +141,11 @@ class SimRobotRig(RobotRig):
     name = "sim"
     physical = True
 
-    def __init__(self) -> None:
+    def __init__(self, overrides: tuple[str, ...] = ()) -> None:
         from robot_rl.sim import build_world
 
         # A long watchdog, so a hold seen in a test is the one the rule asks for.
-        cfg = load_config(PICK, ["robot.controller.watchdog_s=2.0"])
+        cfg = load_config(PICK, ["robot.controller.watchdog_s=2.0", *overrides])
         self.world = build_world(make_task(cfg), [])
         self.world.task.reset(np.random.default_rng(0))
         self.robot = self.world.robot
@@ -166,6 +171,37 @@ class SimRobotRig(RobotRig):
 
     def gripper_marker(self):
         return float(self.robot.gripper_target)
+
+
+class SimUR5eRig(SimRobotRig):
+    """The 6-DoF MuJoCo UR5e (``sim.arm: ur5e``): position servos, the admittance law, no posture.
+
+    It stops itself the way a UR's admittance loop does: a huge force on the hand
+    saturates the wrist force-torque sensor, the law holds with a fault, and
+    ``recover()`` succeeds once the force is gone.
+    """
+
+    name = "sim_ur5e"
+    dof = 6
+    has_posture = False
+    HUGE_N = 1000.0  # on the hand, beyond robot.admittance.force_limit
+
+    def __init__(self) -> None:
+        super().__init__(("sim.arm=ur5e", "robot.admittance.watchdog_s=2.0"))
+
+    def rejected_postures(self) -> int:
+        return 0  # no posture channel: set_posture raises NotImplementedError
+
+    def posture_marker(self):
+        return None
+
+    def stop_itself(self) -> None:
+        self.world.data.xfrc_applied[self.world.model.body("hand").id, :3] = [0.0, 0.0, -self.HUGE_N]
+        self.settle(0.02)
+
+    def allow_recovery(self) -> None:
+        self.world.data.xfrc_applied[:] = 0.0
+        self.settle(0.02)
 
 
 class TopicRobotRig(RobotRig):
@@ -381,12 +417,22 @@ def make_robot_rig(backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                    faulting: bool = False) -> RobotRig:
     if backend == "sim":
         return SimRobotRig()
+    if backend == "sim_ur5e":
+        return SimUR5eRig()
     if backend == "topic":
         return TopicRobotRig()
     if backend == "franka_torque":
         return FrankaTorqueRig(tmp_path, monkeypatch, faulting=faulting)
     if backend == "franka_ros2":
         return FrankaRos2Rig()
+    if backend == "ur_rtde":
+        from ur_rig import URRig  # tests/support/ur_rig.py
+
+        return URRig(tmp_path, monkeypatch, faulting=faulting)
+    if backend == "ros2_control_fzi":
+        from ros2_control_rig import FziRos2ControlRig  # tests/support/ros2_control_rig.py
+
+        return FziRos2ControlRig()
     raise ValueError(backend)
 
 
@@ -766,4 +812,8 @@ def make_input_rig(backend: str) -> InputRig:
         return TopicInputRig()
     if backend == "simulated":
         return SimulatedIntervenerRig()
+    if backend == "gamepad":
+        from gamepad_rig import GamepadRig  # tests/support/gamepad_rig.py
+
+        return GamepadRig()
     raise ValueError(backend)
