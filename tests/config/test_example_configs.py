@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import yaml
 
-from robot_rl.config.hardware import FrankaHardwareConfig, RealSenseSettings
+from robot_rl.config.hardware import FrankaHardwareConfig, RealSenseSettings, URHardwareConfig, arm_has_posture
 from robot_rl.config.reset import perturbation, resolve_mode
-from robot_rl.config.sections import ControllerConfig
+from robot_rl.config.sections import AdmittanceConfig, ControllerConfig
 from robot_rl.errors import ConfigError
 from robot_rl.tasks import load_config, task_names
 
@@ -139,6 +139,39 @@ def test_franka_example_spaces_match_what_the_learner_builds(franka):
         assert act.shape == (len(franka.env.active_dims),)
     finally:
         env.close()
+
+
+UR = CONFIGS / "ur5e_peg_insert.yaml"
+
+
+def test_ur_example_loads_without_touching_hardware_libraries(monkeypatch):
+    for name in (*HARDWARE_MODULES, "rtde_control", "rtde_receive", "dashboard_client"):
+        monkeypatch.setitem(sys.modules, name, None)
+    cfg = load_config(UR)
+    assert cfg.robot.backend == "ur" and isinstance(cfg.robot.hardware, URHardwareConfig)
+    assert cfg.robot.hardware.model == "ur5e" and not cfg.robot.hardware.gripper.enabled
+
+
+def test_ur_example_is_soft_slow_and_its_resets_stay_in_the_box():
+    ur = load_config(UR)
+    adm, default = ur.robot.admittance, AdmittanceConfig()
+    assert np.all(np.asarray(adm.stiffness) <= np.asarray(default.stiffness))
+    assert adm.max_speed <= default.max_speed and 0.0 < adm.watchdog_s <= 0.5
+    # The largest force a wrong target can push a contact with, K * clip, stays small.
+    assert max(k * c / 1000.0 for k, c in zip(adm.stiffness[:3], adm.error_clip_mm)) <= 20.0
+    assert not arm_has_posture(ur) and ur.reset.joint_reset_every == 0
+    pos_range, _ = perturbation(ur)
+    ws, centre = ur.robot.workspace, np.asarray(ur.robot.reset_pos)
+    for signs in itertools.product((-1.0, 1.0), repeat=3):
+        corner = centre + np.asarray(signs) * pos_range
+        assert np.all(corner >= ws.pos_low) and np.all(corner <= ws.pos_high), corner
+
+
+def test_ur_example_session_graph():
+    from robot_rl.nodes.description import build_graph
+
+    graph = build_graph(load_config(UR), UR)
+    assert graph.names == ["controller_node", "camera_front", "camera_wrist", "intervention_node", "actor_node"]
 
 
 def _franka_copy(tmp_path: Path, edit) -> Path:
