@@ -433,6 +433,11 @@ class URRecoverySettings:
     timeout_s: float = param(30.0, min=1.0, max=300.0, doc="recover() gives up (and asks a person) after this long")
 
 
+#: A UR's six joints, as ur_description names them (the UR backend and the sim UR5e publish these).
+UR_JOINT_NAMES = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
+                  "wrist_3_joint")
+
+
 @dataclass
 class URHardwareConfig:
     """``robot.hardware`` for ``robot.backend: ur``: a UR e-series arm through ur_rtde.

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_rl.config.hardware import UR_JOINT_NAMES
 from robot_rl.sim.arm import ArmSpec, quat_rotx, vec
 
 # Standard DH parameters of the UR5e, one row per joint: (a_i, d_i, alpha_i).
@@ -31,8 +32,7 @@ UR5E_DH = (
     (0.0, 0.0997, -np.pi / 2),
     (0.0, 0.0996, 0.0),
 )
-JOINT_NAMES = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint",
-               "wrist_1_joint", "wrist_2_joint", "wrist_3_joint")
+JOINT_NAMES = UR_JOINT_NAMES
 LINK_NAMES = ("shoulder_link", "upper_arm_link", "forearm_link", "wrist_1_link", "wrist_2_link", "wrist_3_link")
 LINK_MASSES = (3.761, 8.058, 2.846, 1.37, 1.3, 0.365)  # kg, Universal Robots' published values
 LINK_RADII = (0.06, 0.054, 0.04, 0.035, 0.035, 0.032)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from robot_rl.config.hardware import FrankaHardwareConfig, robot_hardware
+from robot_rl.config.hardware import UR_JOINT_NAMES, FrankaHardwareConfig, robot_hardware
 from robot_rl.config.sections import RobotConfig
 from robot_rl.errors import ConfigError
 from robot_rl.interfaces import Robot
@@ -77,9 +77,7 @@ def arm_joint_names(cfg: RobotConfig, default_prefix: str = "fr3_joint", *, file
     if cfg.backend == "ros2_control":
         return robot_hardware(cfg, file=file).joints
     if cfg.backend == "ur":
-        from robot_rl_drivers.robots.ur_loop import UR_JOINTS
-
-        return list(UR_JOINTS)
+        return list(UR_JOINT_NAMES)
     return [f"{default_prefix}{i}" for i in range(1, 8)]
 
 

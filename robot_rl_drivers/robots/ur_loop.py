@@ -71,9 +71,6 @@ from robot_rl_drivers.robots.ur_state import UNREADABLE, Reading, code, read, ur
 
 log = logging.getLogger("robot_rl_drivers.robots.ur_loop")
 
-#: The arm's joints as ur_description names them (the controller node publishes these).
-UR_JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
-             "wrist_3_joint")
 EXTRA = "pip install robot_rl[ur]"
 
 STATE = Layout(stamp=1, robot_time=1, pos=3, quat=4, twist=6, wrench=6, q=6, dq=6, target_pos=3, target_quat=4,

@@ -18,14 +18,14 @@ from pathlib import Path
 import numpy as np
 from graph_harness import Probe, Session, private_env  # tests/support
 
+from robot_rl.config.hardware import UR_JOINT_NAMES
 from robot_rl.control.transforms import rpy_to_quat
 from robot_rl.ros import convert
 from robot_rl.ros import messages as m
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "ur5e_ros2_control.yaml"
 FZI = "/cartesian_compliance_controller"
-UR_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
-             "wrist_3_joint"]
+UR_JOINTS = list(UR_JOINT_NAMES)
 HOME = np.array([0.55, 0.0, 0.17])  # the example's reset_pos, in base_link
 DOWN = rpy_to_quat(np.array([np.pi, 0.0, 0.0]))
 

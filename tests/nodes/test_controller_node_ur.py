@@ -16,10 +16,10 @@ import numpy as np
 from fake_rtde import SCENARIO_ENV  # tests/support
 from robot_session import fake_backend_session, real_cell_config, watch_robot
 
+from robot_rl.config.hardware import UR_JOINT_NAMES
 from robot_rl.ros import convert
 
-UR_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
-             "wrist_3_joint"]
+UR_JOINTS = list(UR_JOINT_NAMES)
 
 
 def ur_session(tmp_path: Path) -> Path:

@@ -16,6 +16,8 @@ import numpy as np
 from contract_rigs import FrankaRos2Rig
 from fake_ros_node import RecordingNode
 
+from robot_rl.config.hardware import UR_JOINT_NAMES
+
 PREFIX = "/cartesian_compliance_controller"
 
 
@@ -23,8 +25,7 @@ class FziRos2ControlRig(FrankaRos2Rig):
     name = "ros2_control_fzi"
     dof = 6
     has_posture = False
-    JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
-              "wrist_3_joint"]
+    JOINTS = list(UR_JOINT_NAMES)
     SATURATED = np.array([0.0, 0.0, 1000.0, 0.0, 0.0, 0.0])  # N: beyond force_limit (150 N)
 
     def __init__(self) -> None:

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from fake_ros_node import RecordingNode  # tests/support
 
-from robot_rl.config.hardware import ROS2_CONTROL_CONTRACTS, Ros2ControlSettings, robot_hardware
+from robot_rl.config.hardware import ROS2_CONTROL_CONTRACTS, UR_JOINT_NAMES, Ros2ControlSettings, robot_hardware
 from robot_rl.config.loader import build
 from robot_rl.config.sections import ControllerConfig, RobotConfig, WorkspaceConfig
 from robot_rl.control.transforms import orientation_error, quat_to_mat, rpy_to_quat
@@ -32,8 +32,7 @@ from robot_rl_drivers.robots.faults import RobotFault
 from robot_rl_drivers.robots.ros2_control import Ros2ControlRobot
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "configs" / "ur5e_ros2_control.yaml"
-UR_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
-             "wrist_3_joint"]
+UR_JOINTS = list(UR_JOINT_NAMES)
 PREFIX = "/cartesian_compliance_controller"
 TARGET, POSE, FT = f"{PREFIX}/target_frame", f"{PREFIX}/current_pose", f"{PREFIX}/ft_sensor_wrench"
 DOWN = rpy_to_quat(np.array([np.pi, 0.0, 0.0]))  # tool z down: tool0's axes are base x, -y, -z
