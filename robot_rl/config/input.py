@@ -173,6 +173,25 @@ class KeyboardConfig:
     intervene_on_motion: bool = True
 
 
+def _bound_numbers(section: object, names: tuple[str, ...], where: str, unit: str, link: str) -> dict[str, int]:
+    """name -> number for the names ``section`` binds (``None`` unbinds one); a number outside
+    [0, 255], or one bound to two names, is a ValueError naming the key (a gamepad's axes
+    and buttons both follow this rule)."""
+    bound: dict[str, int] = {}
+    owner: dict[int, str] = {}
+    for name in names:
+        number = getattr(section, name)
+        if number is None:
+            continue
+        if not 0 <= number < 256:
+            raise ValueError(f"{where}.{name}: {unit} number {number} is out of range [0, 255]")
+        if number in owner:
+            raise ValueError(f"{where}: {unit} {number} {link} both '{owner[number]}' and '{name}'")
+        owner[number] = name
+        bound[name] = number
+    return bound
+
+
 @dataclass
 class GamepadAxes:
     """Which joystick axis drives each operator-frame motion; ``null`` leaves a motion unbound.
@@ -195,20 +214,11 @@ class GamepadAxes:
     rz: Optional[int] = param(3, min=0, max=255, doc="right stick x: right turns right (inverted)")
 
     def __post_init__(self) -> None:
-        seen: dict[int, str] = {}
-        for motion in MOTIONS:
-            axis = getattr(self, motion)
-            if axis is None:
-                continue
-            if not 0 <= axis < 256:
-                raise ValueError(f"axes.{motion}: axis number {axis} is out of range [0, 255]")
-            if axis in seen:
-                raise ValueError(f"axes: axis {axis} drives both '{seen[axis]}' and '{motion}'")
-            seen[axis] = motion
+        self.bound()
 
     def bound(self) -> dict[str, int]:
         """motion -> axis number, for the motions that have one."""
-        return {m: getattr(self, m) for m in MOTIONS if getattr(self, m) is not None}
+        return _bound_numbers(self, MOTIONS, "axes", "axis", "drives")
 
 
 @dataclass
@@ -232,20 +242,11 @@ class GamepadButtons:
     stop: Optional[int] = param(6, min=0, max=255, doc="Back: end the episode and the session")
 
     def __post_init__(self) -> None:
-        seen: dict[int, str] = {}
-        for action in INPUT_ACTIONS:
-            button = getattr(self, action)
-            if button is None:
-                continue
-            if not 0 <= button < 256:
-                raise ValueError(f"buttons.{action}: button number {button} is out of range [0, 255]")
-            if button in seen:
-                raise ValueError(f"buttons: button {button} is bound to both '{seen[button]}' and '{action}'")
-            seen[button] = action
+        self.bound()
 
     def bound(self) -> dict[str, int]:
         """action -> button number, for the actions that have one."""
-        return {a: getattr(self, a) for a in INPUT_ACTIONS if getattr(self, a) is not None}
+        return _bound_numbers(self, INPUT_ACTIONS, "buttons", "button", "is bound to")
 
 
 @dataclass
