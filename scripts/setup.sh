@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up robot_rl in a virtualenv: the PyTorch CPU pin first, then the package and its extras.
+# Set up robot_rl in a virtualenv: the PyTorch CPU pin first, then the package and its extras, each at the
+# version scripts/constraints.txt holds (the versions the tests were run with).
 #
 #   scripts/setup.sh [EXTRAS]      EXTRAS: sim (default), dev (sim + test tools), real, or a list: sim,real
 #
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 extras="${1:-sim}"
 venv="${ROBOT_RL_VENV:-.venv}"
-torch_pin="torch==2.13.0"
+constraints="scripts/constraints.txt"  # the tested versions, torch's CPU pin among them
 python="${ROBOT_RL_PYTHON:-python3}"
 venv_flags=()
 if [[ -n "${ROS_DISTRO:-}" ]]; then
@@ -42,8 +43,8 @@ fi
 
 [[ -x "$venv/bin/python" ]] || "$python" -m venv "${venv_flags[@]}" "$venv"
 [[ -z "${ROS_DISTRO:-}" ]] || touch "$venv/COLCON_IGNORE"
-echo "setup: installing $torch_pin into $venv"
-"$venv/bin/pip" install -q "$torch_pin"
-echo "setup: installing robot_rl[$extras]"
-"$venv/bin/pip" install -q -e ".[$extras]"
+echo "setup: installing $(grep '^torch==' "$constraints") into $venv"
+"$venv/bin/pip" install -q -c "$constraints" torch
+echo "setup: installing robot_rl[$extras] at the versions in $constraints"
+"$venv/bin/pip" install -q -c "$constraints" -e ".[$extras]"
 echo "setup: done ($("$venv/bin/python" -c 'import robot_rl; print("robot_rl", robot_rl.__version__)'))"

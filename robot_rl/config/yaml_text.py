@@ -164,7 +164,26 @@ class _YamlGuard:
         self.aliased = False
 
     def check(self, text: str) -> None:
-        for event in yaml.parse(text, Loader=_FAST_LOADER):
+        """Walk ``text``'s events; the first hazard is a ConfigError in robot_rl's own words.
+
+        libyaml's parser (PyYAML's C loader) refuses some hazards itself, in words that
+        change between PyYAML releases (6.0.4's "exceeded maximum nesting depth"), and
+        scans flow brackets ahead of the events it yields. When it refuses a text, the
+        text is walked again with PyYAML's pure-Python parser, which has no depth limit
+        of its own and yields events as it goes, so that the verdict (and its wording) is
+        this guard's whatever the loader version; only a text this guard finds nothing
+        wrong with keeps the loader's own error.
+        """
+        try:
+            self._walk(text, _FAST_LOADER)
+        except yaml.YAMLError:
+            if _FAST_LOADER is yaml.SafeLoader:
+                raise
+            _YamlGuard(self.source, self.where, self.base_depth)._walk(text, yaml.SafeLoader)
+            raise
+
+    def _walk(self, text: str, loader: type) -> None:
+        for event in yaml.parse(text, Loader=loader):
             if isinstance(event, yaml.CollectionStartEvent):
                 self._open(event)
             elif isinstance(event, yaml.CollectionEndEvent):

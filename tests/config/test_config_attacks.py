@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from robot_rl.cli import main as cli_main
-from robot_rl.config import Config, to_dict
+from robot_rl.config import Config, to_dict, yaml_text
 from robot_rl.config.hardware import CAMERA_SETTINGS, ROBOT_HARDWARE
 from robot_rl.config.loader import (
     MAX_CONFIG_BYTES,
@@ -320,6 +320,23 @@ def test_yaml_hazards_are_one_line(tmp_path, name):
         load_config(path)
     assert time.monotonic() - start < 5.0
     _assert_one_line_naming(err, str(path), fragment)
+
+
+@pytest.mark.parametrize("loader", sorted({yaml.SafeLoader, getattr(yaml, "CSafeLoader", yaml.SafeLoader)},
+                                           key=lambda c: c.__name__), ids=lambda c: c.__name__)
+@pytest.mark.parametrize("name", ["deep", "deep_block", "bomb", "recursive", "duplicate"])
+def test_yaml_refusals_are_robot_rls_own_whatever_the_loader(tmp_path, monkeypatch, loader, name):
+    """The user reads robot_rl's words, not the YAML library's: libyaml (PyYAML's C loader) refuses
+    some hazards itself, in words that changed between PyYAML releases, and the pure-Python loader
+    refuses none of them."""
+    monkeypatch.setattr(yaml_text, "_FAST_LOADER", loader)
+    data, fragment = HAZARDS[name]
+    path = tmp_path / f"{name}.yaml"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    _assert_one_line_naming(err, str(path), fragment)
+    assert "YAML" not in str(err.value), "the refusal is robot_rl's, not the loader's"
 
 
 @pytest.mark.parametrize("override,fragment", [
