@@ -36,7 +36,7 @@ from robot_rl.config.loader import (
 )
 from robot_rl.config.reset import ResetConfig, check_reset_poses
 from robot_rl.config.reward import RewardConfig
-from robot_rl.config.ros import RosConfig
+from robot_rl.config.ros import RosConfig, check_topic_aliasing
 from robot_rl.config.sections import (
     CameraConfig,
     ControllerConfig,
@@ -101,6 +101,7 @@ def build_config(data: dict[str, Any], file: str, task_params: TaskParamsLookup)
     except ValueError as err:
         raise ConfigError(f"{file}: config: {err}") from None
     check_hardware(cfg, file)
+    check_topic_aliasing(cfg, file)
     check_policy_view(cfg, file)
     return cfg
 

@@ -277,6 +277,8 @@ class GamepadConfig:
                                         doc="length of InputCommand.buttons; null: as many as the pad reports")
     intervene_on_motion: bool = True
     read_timeout_ms: int = param(20, min=1, max=1000, doc="reader thread poll; bounds close() latency")
+    stream: bool = param(False, doc="accept a path that is not a joystick node (a FIFO or relay carrying js_event "
+                                    "records): its records are checked and realigned, never believed unchecked")
 
     def __post_init__(self) -> None:
         for motion in self.invert:

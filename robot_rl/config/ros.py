@@ -20,9 +20,42 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
-from robot_rl.config.loader import param
+from robot_rl.config.loader import param, source_around
+from robot_rl.errors import ConfigError
+
+# robot_rl's topic names, by the key of the nodes' ``topics.<key>`` parameters (robot_rl.nodes.topics
+# describes each, and re-exports these tables). RELATIVE: they resolve in the session's namespace.
+ROBOT_STATE_TOPICS = {
+    "joint_states": "joint_states",
+    "tcp_pose": "robot/tcp_pose",
+    "tcp_twist": "robot/tcp_twist",
+    "tcp_wrench": "robot/tcp_wrench",
+}
+ROBOT_COMMAND_TOPICS = {
+    "target_pose": "robot/target_pose",
+    "gripper_command": "robot/gripper/command",
+    "posture": "robot/posture",
+}
+INPUT_TOPICS = {
+    "spacenav_twist": "spacenav/twist",
+    "spacenav_joy": "spacenav/joy",
+}
+SIM_TOPICS = {
+    "sim_reset": "sim/reset",
+    "sim_reset_done": "sim/reset_done",
+    "sim_task_state": "sim/task_state",
+    "sim_success": "sim/success",
+}
+TF_TOPIC, TF_STATIC_TOPIC = "tf", "tf_static"  # relative: a namespaced session has its own tree
+DIAGNOSTICS_TOPIC = "/diagnostics"  # absolute: the aggregator reads the one topic
+CLOCK_TOPIC = "/clock"  # absolute, as rclpy's TimeSource reads it; a namespaced session remaps it per session
+
+
+def camera_topic_names(name: str) -> dict[str, str]:
+    """``{"image": ..., "info": ...}`` for camera ``name`` (realsense2_camera's names)."""
+    return {"image": f"camera/{name}/color/image_raw", "info": f"camera/{name}/color/camera_info"}
 
 # ros.topics: the robot-state, command and input topics under other names --------------------
 # (remaps applied by robot_rl.nodes.description to every node's topics.* parameters; camera
@@ -69,6 +102,68 @@ class RosTopicsConfig:
     def remaps(self) -> dict[str, str]:
         """``{key: name}`` for the topics the config renames."""
         return {key: name for key, name in vars(self).items() if name is not None}
+
+
+def resolve_topic(name: str, namespace: str) -> str:
+    """The name a node in ``namespace`` ("" or ``/r1``) uses for topic ``name``, as rcl resolves it:
+    an absolute name as it is, a relative one under the namespace."""
+    return name if name.startswith("/") else f"{namespace}/{name}"
+
+
+def session_topics(cfg: Any) -> list[tuple[str, str, str]]:
+    """Every topic of the session's graph as ``(what names it, its role, the resolved name)``.
+
+    Roles: ``state`` (the arm's, published by the controller or sim node), ``command``
+    (actor -> controller), ``input``, ``sim``, ``camera`` and ``standard`` (tf, /diagnostics,
+    /clock). ``cfg.cameras`` must hold typed hardware settings (after ``check_hardware``).
+    """
+    ns = cfg.ros.namespace
+    remaps = cfg.ros.topics.remaps()
+    out: list[tuple[str, str, str]] = []
+    tables = [(ROBOT_STATE_TOPICS, "state"), (ROBOT_COMMAND_TOPICS, "command"), (INPUT_TOPICS, "input")]
+    for table, role in tables:
+        for key, default in table.items():
+            key_name = f"ros.topics.{key}"
+            what = f"{key_name} {remaps[key]!r}" if key in remaps else f"{key_name} (default {default!r})"
+            out.append((what, role, resolve_topic(remaps.get(key, default), ns)))
+    if cfg.robot.backend == "sim":
+        out += [(f"the sim's {key} topic", "sim", resolve_topic(name, ns)) for key, name in SIM_TOPICS.items()]
+    for name, cam in cfg.cameras.items():
+        settings = cam.hardware
+        if cam.backend == "topic" and hasattr(settings, "subscribed_topic"):
+            out.append((f"cameras.{name}.hardware.topic {settings.topic!r}", "camera",
+                        resolve_topic(settings.subscribed_topic, ns)))
+        else:
+            out += [(f"camera {name}'s {part} topic", "camera", resolve_topic(topic, ns))
+                    for part, topic in camera_topic_names(name).items()]
+    out += [(f"the {topic} topic", "standard", resolve_topic(topic, ns)) for topic in (TF_TOPIC, TF_STATIC_TOPIC)]
+    out += [(f"the {DIAGNOSTICS_TOPIC} topic", "standard", DIAGNOSTICS_TOPIC),
+            (f"the {CLOCK_TOPIC} topic", "standard", f"{ns}{CLOCK_TOPIC}")]
+    return out
+
+
+def check_topic_aliasing(cfg: Any, file: str = "<config>") -> None:
+    """Refuse a session in which two of its topics resolve to one name; a ConfigError naming both.
+
+    Why: on one name, a state topic and a command topic (``ros.topics.joint_states:
+    /robot/target_pose``) would have the controller read its own output as its input,
+    two state topics would carry two message types (DDS refuses the second, or a node
+    drops every message of the other), and a camera on a robot topic reads no image.
+    Names are compared as the nodes resolve them: under ``ros.namespace`` unless absolute,
+    with the ``ros.topics`` renames applied; ``/clock`` moves into the namespace as the
+    graph remaps it.
+    """
+    seen: dict[str, tuple[str, str]] = {}
+    for what, role, name in session_topics(cfg):
+        if name not in seen:
+            seen[name] = (what, role)
+            continue
+        first, first_role = seen[name]
+        roles = {first_role, role}
+        why = ("a robot-state topic on a command topic: the arm's state and the commands that move it would "
+               "share one topic" if roles == {"state", "command"} else "two topics of the session on one name")
+        raise ConfigError(f"{source_around(file, '')}: {first} and {what} both resolve to {name}: {why}; give "
+                          "each its own name")
 
 
 # ros.record: rosbag2 MCAP recording of the session (robot_rl.nodes.recorder, robot_rl.ros.bag) --------

@@ -10,9 +10,15 @@ into checked values through these functions, so one rule holds on every channel:
 * a posture is ``n`` finite joint angles, clipped into the joint limits, with a finite
   stiffness ``>= 0`` clipped to the configured bound.
 
-Anything else (strings, bytes, ragged or nested lists, dicts, NaN, inf, wrong lengths)
-raises :class:`BadCommand`, which entry points catch, count and log: they never raise it
-further and never apply part of a command whose other part was bad.
+Only real numbers count as numbers: a vector is a numpy array of an integer or float
+dtype, or a list or tuple of Python ints and floats (or numpy integer and float scalars);
+a scalar is one of those, alone. Nothing is coerced: numeric strings (``'0.5'``), bools,
+complex values (whose imaginary part a cast would drop), masked arrays (whose mask a cast
+would ignore) and arrays of bool, complex, object, string, bytes or any other dtype are
+refused, because a command that only becomes numbers by conversion says something its
+sender did not check. Anything else (strings, bytes, ragged or nested lists, dicts, NaN,
+inf, wrong lengths) raises :class:`BadCommand` too, which entry points catch, count and
+log: they never raise it further and never apply part of a command whose other part was bad.
 """
 
 from __future__ import annotations
@@ -43,13 +49,40 @@ def _short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+#: numpy dtype kinds that are real numbers: signed and unsigned integers, floats.
+REAL_KINDS = frozenset("iuf")
+
+
+def is_real_scalar(value: Any) -> bool:
+    """A Python int or float, or a numpy integer or float scalar; not a bool, not complex."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def _real_array(value: Any, size: int, what: str) -> np.ndarray:
+    """``value`` as it stands, if it is real numbers in a form this module accepts; else BadCommand."""
+    if isinstance(value, np.ma.MaskedArray):
+        raise BadCommand(f"{what} must be {size} numbers, got a masked array (its mask would be ignored)")
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in REAL_KINDS:
+            raise BadCommand(f"{what} must be {size} real numbers, got an array of dtype {value.dtype}")
+        return value
+    if not isinstance(value, (list, tuple)):
+        raise BadCommand(f"{what} must be {size} numbers, got {type(value).__name__} {_short(value)}")
+    if len(value) != size:  # before looking at the items: a huge list costs nothing
+        raise BadCommand(f"{what} must be {size} numbers, got {len(value)} items: {_short(value)}")
+    for item in value:
+        if not is_real_scalar(item):
+            raise BadCommand(f"{what} must be {size} numbers, got {type(item).__name__} {_short(item)} in "
+                             f"{_short(value)}")
+    return np.array(value, dtype=object)
+
+
 def finite_vector(value: Any, size: int, what: str) -> np.ndarray:
-    """``value`` as a float64 vector of ``size`` finite numbers, or BadCommand."""
-    if isinstance(value, (str, bytes, bytearray, dict)):
-        raise BadCommand(f"{what} must be {size} numbers, got {_short(value)}")
+    """``value`` as a float64 vector of ``size`` finite real numbers, or BadCommand (nothing coerced)."""
+    checked = _real_array(value, size, what)
     try:
-        vec = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
+        vec = checked.astype(np.float64)
+    except (TypeError, ValueError, OverflowError):  # a Python int past float64's range
         raise BadCommand(f"{what} must be {size} numbers, got {_short(value)}") from None
     if vec.shape != (size,):
         raise BadCommand(f"{what} must be {size} numbers, got shape {vec.shape}: {_short(value)}")
@@ -59,12 +92,16 @@ def finite_vector(value: Any, size: int, what: str) -> np.ndarray:
 
 
 def finite_number(value: Any, what: str) -> float:
-    """``value`` as one finite float, or BadCommand (bools and strings are not numbers)."""
-    if isinstance(value, (bool, str, bytes, bytearray)) or value is None:
-        raise BadCommand(f"{what} must be a number, got {_short(value)}")
+    """``value`` as one finite float, or BadCommand (bools, strings, complex values and masked
+    values are not numbers; a 0-d array of an integer or float dtype is)."""
+    if isinstance(value, np.ndarray) and value.shape == () and not isinstance(value, np.ma.MaskedArray) \
+            and value.dtype.kind in REAL_KINDS:
+        value = value[()]
+    if not is_real_scalar(value):
+        raise BadCommand(f"{what} must be a number, got {type(value).__name__} {_short(value)}")
     try:
         number = float(value)
-    except (TypeError, ValueError, OverflowError):
+    except (TypeError, ValueError, OverflowError):  # a Python int past float64's range
         raise BadCommand(f"{what} must be a number, got {_short(value)}") from None
     if not np.isfinite(number):
         raise BadCommand(f"{what} must be finite, got {number}")

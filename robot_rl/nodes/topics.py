@@ -66,41 +66,38 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from robot_rl.config.ros import (
+    CLOCK_TOPIC,
+    DIAGNOSTICS_TOPIC,
+    INPUT_TOPICS,
+    ROBOT_COMMAND_TOPICS,
+    ROBOT_STATE_TOPICS,
+    SIM_TOPICS,
+    TF_STATIC_TOPIC,
+    TF_TOPIC,
+    camera_topic_names,
+)
+
 if TYPE_CHECKING:
     from robot_rl.config import Config
 
-ROBOT_STATE = {
-    "joint_states": "joint_states",
-    "tcp_pose": "robot/tcp_pose",
-    "tcp_twist": "robot/tcp_twist",
-    "tcp_wrench": "robot/tcp_wrench",
-}
-ROBOT_COMMANDS = {
-    "target_pose": "robot/target_pose",
-    "gripper_command": "robot/gripper/command",
-    "posture": "robot/posture",
-}
-INPUT = {
-    "spacenav_twist": "spacenav/twist",
-    "spacenav_joy": "spacenav/joy",
-}
-SIM = {
-    "sim_reset": "sim/reset",
-    "sim_reset_done": "sim/reset_done",
-    "sim_task_state": "sim/task_state",
-    "sim_success": "sim/success",
-}
+# The tables live with the config that renames them (robot_rl.config.ros checks at load that no two
+# resolve to one name); here under the names the nodes use.
+ROBOT_STATE = ROBOT_STATE_TOPICS
+ROBOT_COMMANDS = ROBOT_COMMAND_TOPICS
+INPUT = INPUT_TOPICS
+SIM = SIM_TOPICS
 STATUS = "~/status"
 # the standard topics robot_rl's nodes publish besides their topics.* ones
-TF, TF_STATIC = "tf", "tf_static"  # relative: a namespaced session has its own tree
-DIAGNOSTICS = "/diagnostics"  # absolute: the aggregator reads the one topic; statuses carry full node names
-CLOCK = "/clock"  # absolute, as rclpy's TimeSource reads it; a namespaced session remaps it per session
+TF, TF_STATIC = TF_TOPIC, TF_STATIC_TOPIC  # relative: a namespaced session has its own tree
+DIAGNOSTICS = DIAGNOSTICS_TOPIC  # absolute: the aggregator reads the one topic; statuses carry full node names
+CLOCK = CLOCK_TOPIC  # absolute, as rclpy's TimeSource reads it; a namespaced session remaps it per session
 SUCCESS_ENTRY = "success"  # last name in /sim/task_state
 
 
 def camera_topics(name: str) -> dict[str, str]:
     """``{"image": ..., "info": ...}`` for camera ``name`` (realsense2_camera's names)."""
-    return {"image": f"camera/{name}/color/image_raw", "info": f"camera/{name}/color/camera_info"}
+    return camera_topic_names(name)
 
 
 def camera_frame_id(name: str) -> str:

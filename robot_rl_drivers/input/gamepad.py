@@ -16,6 +16,16 @@ A background thread reads events as they come (a pad sends one per axis change, 
 hundred per second while both sticks move) and keeps the latest state, so ``read()``
 never blocks, never lags the hand, and a button tapped between two reads still counts.
 
+What is read must be a joystick node: a character device of the kernel's input major
+(13) that answers joydev's ioctls, which returns whole ``js_event`` records only. A FIFO, a
+relay's pty or socket, or any other byte stream can lose or gain bytes and misalign
+every later record, so such a path is refused with one line unless
+``intervention.gamepad.stream: true`` asks for it (tests' fake nodes ask through
+:attr:`JoystickNodes.streams`). Either way every record is checked, and a stream that
+goes out of step reads as a pad at rest until it is realigned (:mod:`.js_events`); the
+decoder's ``resyncs`` and ``discarded`` bytes are :attr:`Gamepad.resyncs` and
+:attr:`Gamepad.discarded_bytes`, and the first resync is logged as a warning.
+
 Unplugging: the reader sees ``ENODEV`` (or end of file: the node is gone), records one
 :class:`~robot_rl.errors.DeviceError` naming the pad and what to do, and ends quietly.
 The next ``read()`` raises it once; later reads return a neutral command, so the caller
@@ -31,6 +41,7 @@ import logging
 import os
 import re
 import select
+import stat
 from dataclasses import dataclass
 from typing import BinaryIO, Optional
 
@@ -51,6 +62,7 @@ log = logging.getLogger(__name__)
 JSIOCGAXES = 0x80016A11  # __u8: number of axes
 JSIOCGBUTTONS = 0x80016A12  # __u8: number of buttons
 NAME_LENGTH = 128
+INPUT_MAJOR = 13  # the kernel's input subsystem: joydev's js* nodes (and evdev's event*)
 
 
 def JSIOCGNAME(length: int) -> int:  # noqa: N802 - the kernel's name
@@ -79,8 +91,13 @@ class JoystickInfo:
 class JoystickNodes:
     """The library boundary: where the joystick nodes are, their names, and opening one.
 
-    Tests subclass it over a temporary directory (``tests/support/fake_gamepad.py``).
+    Tests subclass it over a temporary directory (``tests/support/fake_gamepad.py``);
+    their nodes are FIFOs, so they set :attr:`streams`.
     """
+
+    #: Whether what :meth:`open` opens may be a byte stream rather than a joystick node (the
+    #: same as ``intervention.gamepad.stream: true``): its records are checked and realigned.
+    streams = False
 
     def __init__(self, dev_dir: str = "/dev/input", sys_dir: str = "/sys/class/input") -> None:
         self.dev_dir = dev_dir
@@ -152,6 +169,24 @@ def find_gamepad(nodes: JoystickNodes, cfg: GamepadConfig) -> str:
                       "plug a gamepad in, or set intervention.gamepad.path")
 
 
+def source_kind(file: BinaryIO, info: JoystickInfo) -> Optional[str]:
+    """None for a joystick node (a character device of the input major that answered joydev's
+    ioctls), else what it is, for the message that refuses it."""
+    try:
+        st = os.fstat(file.fileno())
+    except (OSError, ValueError) as err:
+        return f"file that cannot be examined ({getattr(err, 'strerror', None) or err})"
+    if stat.S_ISCHR(st.st_mode):
+        if os.major(st.st_rdev) != INPUT_MAJOR:
+            return f"character device of major {os.major(st.st_rdev)} (not an input device)"
+        if info.axes is None or info.buttons is None:
+            return "input device that does not answer joydev's ioctls (an evdev event* node?)"
+        return None
+    kinds = [(stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISREG, "regular file"),
+             (stat.S_ISBLK, "block device")]
+    return next((name for test, name in kinds if test(st.st_mode)), "file of an unknown kind")
+
+
 def open_gamepad(nodes: JoystickNodes, path: str) -> BinaryIO:
     """Open ``path``; permission trouble names the fix."""
     try:
@@ -215,6 +250,11 @@ class Gamepad(ReaderDevice):
             self.name = info.name or nodes.name(self.path) or "gamepad"
             self.where = f"gamepad '{self.name}' at {self.path}"
             self._check_mapping(info)
+            self.source = source_kind(self._file, info)  # None: a joystick node
+            if self.source is not None and not (self.cfg.stream or nodes.streams):
+                raise DeviceError(f"{self.where} is a {self.source}, not a joystick node (/dev/input/js*): a byte "
+                                  "stream can misalign its records; give a js* node, or set "
+                                  "intervention.gamepad.stream: true to read js_event records from a stream")
         except BaseException:
             self._file.close()
             raise
@@ -222,7 +262,9 @@ class Gamepad(ReaderDevice):
         self.mapper = GamepadMapper(self.cfg)
         self._builder = CommandBuilder(AxisMap(cfg.axis_map, self.cfg.scale), intervene_mode=cfg.intervene_mode,
                                        intervene_on_motion=self.cfg.intervene_on_motion)
-        self._state = JoystickState(rest_low=self.cfg.triggers)
+        self._state = JoystickState(rest_low=self.cfg.triggers, axes=info.axes, buttons=info.buttons,
+                                    aligned=self.source is None)
+        self._warned_resync = False
         self._take_initial_state()
         self._start_reader(self._read_events, "gamepad-reader")
 
@@ -239,9 +281,18 @@ class Gamepad(ReaderDevice):
                 data = self._file.read(READ_SIZE)
                 if not data:  # nothing after all, or end of file (the reader reports that)
                     return
-                self._state.feed(data)
+                self._feed(data)
         except (OSError, ValueError):
             return
+
+    def _feed(self, data: bytes) -> None:
+        """Decode ``data`` (under the lock, or before the reader starts); warn once when a stream misaligns."""
+        resyncs = self._state.resyncs
+        self._state.feed(data)
+        if self._state.resyncs > resyncs and not self._warned_resync:
+            self._warned_resync = True
+            self.log.warning("%s: a record did not decode (stray bytes?); the pad reads at rest until its stream "
+                             "is realigned (resyncs and discarded bytes are counted; warned once)", self.where)
 
     def _check_mapping(self, info: JoystickInfo) -> None:
         """A mapped axis or button the pad does not have is a one-line error naming the key."""
@@ -259,7 +310,23 @@ class Gamepad(ReaderDevice):
 
     @property
     def events_received(self) -> int:
+        """Valid records decoded (refused ones are not counted)."""
         return self._state.events
+
+    @property
+    def resyncs(self) -> int:
+        """Times the stream went out of step (an invalid record); the pad read at rest until realigned."""
+        return self._state.resyncs
+
+    @property
+    def discarded_bytes(self) -> int:
+        """Bytes dropped while looking for the records' alignment."""
+        return self._state.discarded
+
+    @property
+    def synced(self) -> bool:
+        """Whether the records are believed aligned (False: the pad reads at rest)."""
+        return self._state.synced
 
     @property
     def button_count(self) -> int:
@@ -287,6 +354,8 @@ class Gamepad(ReaderDevice):
                 self._gone(str(err))
                 return
             if not ready:
+                with self._lock:
+                    self._state.settle()  # a stream's last record counts once the stream is quiet
                 continue
             try:
                 data = self._file.read(READ_SIZE)
@@ -301,12 +370,13 @@ class Gamepad(ReaderDevice):
                 self._gone("the joystick node closed")
                 return
             with self._lock:
-                self._state.feed(data)
+                self._feed(data)
 
     def read(self) -> InputCommand:
         with self._lock:
             if not self._readable():
                 return InputCommand()
+            self._state.settle()
             operator_twist = self.mapper.operator_twist(self._state)
             held_mask, pressed_mask = self._state.buttons, self._state.take_pressed()
             count = self.button_count

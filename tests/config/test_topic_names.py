@@ -95,3 +95,74 @@ def test_bad_remaps_are_one_line_naming_the_key(override, message):
     with pytest.raises(ConfigError) as err:
         load_config(PICK, [override])
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+# --- aliasing: two topics of the session on one resolved name --------------------------------------
+
+
+@pytest.mark.parametrize("overrides, first, second, name", [
+    (["ros.topics.joint_states=/same", "ros.topics.tcp_pose=/same"],
+     "ros.topics.joint_states '/same'", "ros.topics.tcp_pose '/same'", "/same"),
+    (["ros.topics.joint_states=/robot/target_pose"],  # a state topic on the command topic (default name)
+     "ros.topics.joint_states '/robot/target_pose'", "ros.topics.target_pose (default 'robot/target_pose')",
+     "/robot/target_pose"),
+    (["ros.topics.target_pose=robot/tcp_pose"],  # relative, onto a default relative one
+     "ros.topics.tcp_pose (default 'robot/tcp_pose')", "ros.topics.target_pose 'robot/tcp_pose'", "/robot/tcp_pose"),
+    (["ros.namespace=r1", "ros.topics.tcp_twist=/r1/joint_states"],  # absolute vs relative in a namespace
+     "ros.topics.joint_states (default 'joint_states')", "ros.topics.tcp_twist '/r1/joint_states'",
+     "/r1/joint_states"),
+    (["ros.topics.gripper_command=spacenav/joy"],
+     "ros.topics.gripper_command 'spacenav/joy'", "ros.topics.spacenav_joy (default 'spacenav/joy')",
+     "/spacenav/joy"),
+    (["ros.topics.posture=/diagnostics"], "ros.topics.posture '/diagnostics'", "the /diagnostics topic",
+     "/diagnostics"),
+    (["ros.topics.tcp_wrench=tf"], "ros.topics.tcp_wrench 'tf'", "the tf topic", "/tf"),
+    (["ros.namespace=r2", "ros.topics.spacenav_twist=/r2/clock"], "ros.topics.spacenav_twist '/r2/clock'",
+     "the /clock topic", "/r2/clock"),  # /clock moves into the namespace
+    (["ros.topics.posture=sim/reset"], "ros.topics.posture 'sim/reset'", "the sim's sim_reset topic", "/sim/reset"),
+    (["ros.topics.joint_states=camera/front/color/image_raw"], "ros.topics.joint_states "
+     "'camera/front/color/image_raw'", "camera front's image topic", "/camera/front/color/image_raw"),
+    ([*topic_camera(topic="/robot/tcp_pose")], "ros.topics.tcp_pose (default 'robot/tcp_pose')",
+     "cameras.front.hardware.topic '/robot/tcp_pose'", "/robot/tcp_pose"),
+    ([*topic_camera(topic="image", transport="compressed"), "ros.topics.tcp_pose=image/compressed"],
+     "ros.topics.tcp_pose 'image/compressed'", "cameras.front.hardware.topic 'image'", "/image/compressed"),
+])
+def test_topics_on_one_resolved_name_are_refused_naming_both_keys(overrides, first, second, name):
+    with pytest.raises(ConfigError) as err:
+        load_config(PICK, overrides)
+    msg = str(err.value)
+    assert f"{first} and {second} both resolve to {name}: " in msg, msg
+    assert "\n" not in msg and "give each its own name" in msg
+    if "joint_states '/robot/target_pose'" in first:
+        assert "a robot-state topic on a command topic" in msg
+
+
+def test_two_cameras_on_one_topic_are_refused(tmp_path):
+    data = yaml.safe_load(PICK.read_text())
+    data["cameras"] = {name: {"backend": "topic", "hardware": {"topic": "/camera/color/image_raw"}}
+                       for name in ("front", "wrist")}
+    path = tmp_path / "two.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value).startswith(f"{path}: cameras.front.hardware.topic '/camera/color/image_raw' and "
+                                     "cameras.wrist.hardware.topic '/camera/color/image_raw' both resolve to "
+                                     "/camera/color/image_raw")
+
+
+def test_distinct_names_after_resolution_are_taken():
+    # the same relative text in two namespaces' worth of names: /r1/x vs /x are different topics
+    cfg = load_config(PICK, ["ros.namespace=r1", "ros.topics.joint_states=/joint_states",
+                             "ros.topics.tcp_pose=joint_states_b", "ros.topics.spacenav_joy=/r1/joy"])
+    assert cfg.ros.topics.remaps()["joint_states"] == "/joint_states"
+    # renaming one topic onto another's default is fine once that one is renamed too (a swap)
+    swapped = load_config(PICK, ["ros.topics.tcp_pose=robot/tcp_twist", "ros.topics.tcp_twist=robot/tcp_pose"])
+    assert swapped.ros.topics.remaps() == {"tcp_pose": "robot/tcp_twist", "tcp_twist": "robot/tcp_pose"}
+
+
+def test_the_node_tables_are_the_configs():
+    from robot_rl.config import ros
+    from robot_rl.nodes import topics
+
+    assert topics.ROBOT_STATE is ros.ROBOT_STATE_TOPICS and topics.ROBOT_COMMANDS is ros.ROBOT_COMMAND_TOPICS
+    assert topics.INPUT is ros.INPUT_TOPICS and topics.SIM is ros.SIM_TOPICS

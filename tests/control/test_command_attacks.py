@@ -156,3 +156,128 @@ def test_command_checks_name_what_is_wrong():
             call()
     clipped = posture_command([5.0] * 7, 1e9, limits)
     assert clipped.clipped and clipped.stiffness == 100.0 and np.all(clipped.q == 1.0)
+
+
+# --- odd types: what a cast would turn into numbers is refused, not coerced -----------------------
+
+
+def odd_vectors(valid) -> dict[str, object]:
+    """``valid`` (a usable vector) in every form that only becomes numbers by conversion."""
+    valid = np.asarray(valid, dtype=np.float64)
+    n = valid.shape[0]
+    return {
+        "numeric strings": [repr(float(v)) for v in valid],
+        "a numeric string tuple": tuple(str(float(v)) for v in valid),
+        "a string array": np.array([str(float(v)) for v in valid]),
+        "a bytes array": np.array([str(float(v)).encode() for v in valid]),
+        "one numeric string in a list": [*valid[:-1].tolist(), str(float(valid[-1]))],
+        "a complex array": valid + 0.3j,
+        "a complex array with zero imaginary part": valid.astype(np.complex128),
+        "a list with one complex": [*valid[:-1].tolist(), complex(float(valid[-1]), 1.0)],
+        "a masked array": np.ma.array(valid, mask=[True] + [False] * (n - 1)),
+        "a masked array with nothing masked": np.ma.array(valid),
+        "a bool array": np.ones(n, dtype=bool),
+        "a list of bools": [True] * n,
+        "a list with a numpy bool": [*valid[:-1].tolist(), np.bool_(True)],
+        "an object array": valid.astype(object),
+        "a structured array": np.zeros(n, dtype=[("v", "f8")]),
+        "a datetime array": np.zeros(n, dtype="datetime64[s]"),
+        "a generator": (float(v) for v in valid),
+        "a set": set(valid.tolist()),
+    }
+
+
+ODD_SCALARS = {
+    "a numeric string": "0.5", "a numpy string": np.str_("0.5"), "bytes": b"0.5", "a numpy bool": np.bool_(True),
+    "False": False, "a complex": complex(0.5, 0.0), "a numpy complex": np.complex128(0.5 + 0.25j),
+    "numpy's masked constant": np.ma.masked, "a masked 0-d array": np.ma.array(0.5, mask=True),
+    "a 0-d complex array": np.array(0.5 + 0j), "a 0-d bool array": np.array(True),
+    "a 0-d string array": np.array("0.5"), "a one-item array": np.array([0.5]), "an object": object(),
+}
+
+
+def goal_of(adv) -> tuple[np.ndarray, np.ndarray]:
+    return adv.controller.goal_pos.copy(), adv.controller.goal_quat.copy()
+
+
+def rejected_targets(adv) -> int:
+    return adv.core.counts["rejected_targets"] if adv.channel == "core" else adv.controller.stats.rejected_targets
+
+
+@pytest.mark.parametrize("arm", ["panda", "ur5e"])
+@pytest.mark.parametrize("channel", ["robot", "controller", "core"])
+def test_odd_typed_targets_are_rejected_counted_and_change_nothing(cfg, arm, channel):
+    adv = Adversary(load_config(CONFIG, [f"sim.arm={arm}"]), channel, make_core=make_core, make_task=make_task)
+    away = adv.home.tcp_pos + np.array([0.0, 0.03, -0.02])
+    turned = np.array([0.0, 1.0, 0.0, 0.0])  # half a turn away from the start orientation
+    before, count = goal_of(adv), 0
+    for part, valid in (("position", away), ("quaternion", turned)):
+        for kind, odd in odd_vectors(valid).items():
+            pos, quat = (odd, adv.home.tcp_quat) if part == "position" else (adv.home.tcp_pos, odd)
+            adv.target(pos, quat)
+            count += 1
+            assert (adv.figures.escapes, adv.figures.rejects, rejected_targets(adv)) == (0, count, count), \
+                f"{channel}: a target {part} as {kind} was not rejected and counted"
+            adv.step(2)
+            # a rejection holds the pose measured then (within a settling arm's drift), never the odd value
+            (pos_now, quat_now), what = goal_of(adv), f"{channel}: a {part} as {kind} moved the target"
+            assert np.linalg.norm(pos_now - before[0]) < 2e-3 and np.linalg.norm(pos_now - away) > 0.03, what
+            assert abs(abs(float(quat_now @ before[1])) - 1.0) < 1e-4, what
+    adv.target(away.tolist(), adv.home.tcp_quat.tolist())  # the channel still serves: a list of floats is taken
+    assert adv.figures.rejects == count and np.linalg.norm(adv.controller.goal_pos - before[0]) > 0.01
+
+
+@pytest.mark.parametrize("channel", ["robot", "core"])
+def test_odd_typed_gripper_values_are_rejected_whole_and_counted(cfg, channel):
+    adv = Adversary(cfg, channel, make_core=make_core, make_task=make_task)
+    away = adv.home.tcp_pos + np.array([0.0, 0.03, 0.0])
+    goal, opening = goal_of(adv), adv.robot.gripper_target
+    for i, (kind, odd) in enumerate(ODD_SCALARS.items(), 1):
+        if channel == "robot":
+            assert adv.robot.command(away, adv.home.tcp_quat, odd) is False, kind
+            assert adv.controller.stats.rejected_targets == i, kind
+            moved = np.linalg.norm(adv.controller.goal_pos - goal[0])
+            assert moved < 1e-3, f"{kind}: the pose sent with it was applied ({moved * 1000:.1f} mm)"
+        else:
+            assert adv.core.on_gripper(odd) is False, kind
+            assert adv.core.counts["rejected_grippers"] == i and adv.core.gripper is None, kind
+        adv.step(2)
+        assert adv.robot.gripper_target == opening, f"{kind} moved the gripper"
+    assert adv.robot.command(away, adv.home.tcp_quat, np.float32(0.25)) is True  # a numpy float is a number
+    assert adv.robot.gripper_target == 0.25
+
+
+@pytest.mark.parametrize("channel", ["robot", "controller", "core"])
+def test_odd_typed_postures_and_stiffnesses_are_rejected_counted_and_change_nothing(cfg, channel):
+    adv = Adversary(cfg, channel, make_core=make_core, make_task=make_task)
+    slew = adv.controller.posture_slew
+    before = (slew.goal_q.copy(), slew.goal_stiffness)
+    odd = [(q, None, f"a posture as {kind}") for kind, q in odd_vectors(adv.home.q + 0.1).items()]
+    odd += [(adv.home.q + 0.1, k, f"a stiffness as {kind}") for kind, k in ODD_SCALARS.items()]
+    for count, (q, k, what) in enumerate(odd, 1):
+        adv.posture(q, k)
+        rejected = adv.core.counts["rejected_postures"] if channel == "core" else adv.controller.stats.rejected_postures
+        assert (adv.figures.escapes, adv.figures.rejects, rejected) == (0, count, count), f"{channel}: {what}"
+        assert adv.controller.stats.clipped_postures == 0
+        np.testing.assert_array_equal(slew.goal_q, before[0], err_msg=f"{channel}: {what} moved the posture")
+        assert slew.goal_stiffness == before[1], f"{channel}: {what} changed the stiffness"
+    adv.posture((adv.home.q + 0.1).tolist(), 20)  # a list of floats and an int stiffness are taken
+    assert adv.figures.rejects == len(odd) and slew.goal_stiffness == 20.0
+
+
+def test_numbers_in_every_accepted_form_are_taken():
+    limits = PostureLimits(np.full(3, -1.0), np.full(3, 1.0), 100.0)
+    for pos in ([0, 1, 2], (0.0, 1.0, 2.0), np.arange(3), np.arange(3, dtype=np.float32), np.arange(3, dtype=np.uint8),
+                [np.float32(0), np.int64(1), 2.0]):
+        np.testing.assert_array_equal(pose_command(pos, [1, 0, 0, 0])[0], [0.0, 1.0, 2.0])
+    for value in (1, 0.5, np.float16(0.5), np.int32(1), np.array(0.5)):
+        assert gripper_command(value) == float(value)
+    assert posture_command(np.zeros(3), np.array(7), limits).stiffness == 7.0
+    with pytest.raises(BadCommand, match=r"a target position must be 3 numbers"):
+        pose_command([10 ** 400, 0, 0], [1, 0, 0, 0])
+    with pytest.raises(BadCommand, match=r"must be 3 numbers, got 10000000 items"):
+        pose_command([0.0] * 10_000_000, [1, 0, 0, 0])
+    with pytest.raises(BadCommand, match=r"must be 3 real numbers, got an array of dtype complex128"):
+        pose_command(np.zeros(3, complex), [1, 0, 0, 0])
+    with pytest.raises(BadCommand, match=r"masked array \(its mask would be ignored\)"):
+        pose_command(np.ma.zeros(3), [1, 0, 0, 0])

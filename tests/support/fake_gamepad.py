@@ -13,6 +13,11 @@ its own code; the fake only adds what a FIFO cannot do by itself:
 * ``open_error``: opening fails with that errno (``EACCES`` for a missing permission);
 * ``on_open(pad)``: called after each open (a test unplugs the pad a while later).
 
+Events are stamped as joydev stamps them: milliseconds of a monotonic clock, 32 bits
+(:func:`robot_rl_drivers.input.js_events.kernel_time_ms`). A FIFO is a byte stream, not a
+joystick node, so the fake sets :attr:`JoystickNodes.streams` (the driver then starts
+unaligned and checks every record, which the tests of stray bytes attack).
+
 The writer keeps its end open read-write, so the FIFO never reads as end of file while
 the pad is "plugged in". Used by tests/drivers/input/test_gamepad.py, the ``gamepad``
 contract rig (tests/support/gamepad_rig.py) and the gamepad tests of the node and
@@ -28,7 +33,14 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from robot_rl_drivers.input.gamepad import JoystickInfo, JoystickNodes
-from robot_rl_drivers.input.js_events import AXIS_MAX, JS_EVENT_AXIS, JS_EVENT_BUTTON, JS_EVENT_INIT, pack_event
+from robot_rl_drivers.input.js_events import (
+    AXIS_MAX,
+    JS_EVENT_AXIS,
+    JS_EVENT_BUTTON,
+    JS_EVENT_INIT,
+    kernel_time_ms,
+    pack_event,
+)
 
 XBOX = "Microsoft X-Box 360 pad"
 FULL = int(AXIS_MAX)
@@ -97,7 +109,7 @@ class FakePad:
         records = []
         for kind, number, value in events:
             records.append(pack_event((JS_EVENT_AXIS if kind == "axis" else JS_EVENT_BUTTON) | flag, number, value,
-                                      self.written))
+                                      kernel_time_ms()))
             if not init:
                 self.state[(kind, number)] = value
             self.written += 1
@@ -133,6 +145,8 @@ class FakePad:
 
 class FakeJoystickNodes(JoystickNodes):
     """Joystick nodes under ``root`` (a temporary directory); add pads with :meth:`add`."""
+
+    streams = True  # the nodes are FIFOs
 
     def __init__(self, root: Path) -> None:
         root = Path(root)

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import errno
 import logging
+import os
 import threading
 import time
+from collections import Counter
 from dataclasses import replace
 
 import numpy as np
@@ -21,8 +23,8 @@ from robot_rl.envs.inputs import FailSafeInput
 from robot_rl.errors import ConfigError, DeviceError
 from robot_rl.tasks import config_from_dict, load_config
 from robot_rl_drivers.input import make_input_device
-from robot_rl_drivers.input.gamepad import Gamepad
-from robot_rl_drivers.input.js_events import JS_EVENT_AXIS, pack_event
+from robot_rl_drivers.input.gamepad import Gamepad, JoystickInfo, source_kind
+from robot_rl_drivers.input.js_events import JS_EVENT_AXIS, JS_EVENT_BUTTON, kernel_time_ms, pack_event
 from robot_rl_drivers.input.keyboard import MOTION_BINDINGS
 
 IDENTITY = ("x", "y", "z")
@@ -289,21 +291,34 @@ def test_read_never_blocks_on_a_silent_pad(nodes, pad):
 # --- garbage ------------------------------------------------------------------------------------
 
 
-def test_garbage_events_never_crash_nor_leave_the_range(nodes, pad):
+def test_garbage_events_never_crash_and_read_at_rest_until_realigned(nodes, pad):
     crashes = []
     old_hook = threading.excepthook
     threading.excepthook = lambda args: crashes.append(args)
     device = open_pad(nodes, gamepad=GamepadConfig(deadband=0.0, scale=(10.0,) * 6))  # gains at their maximum
     try:
         settle(device, pad)
-        record = pack_event(JS_EVENT_AXIS, AXIS["lx"], -32768)  # one past joydev's full scale
+        record = pack_event(JS_EVENT_AXIS, AXIS["lx"], -32768, kernel_time_ms())  # one past joydev's full scale
         pad.write(record[:5])  # a record cut short ...
-        pad.write(record[5:] + pack_event(JS_EVENT_AXIS, 200, 32767) + pack_event(0x40, 3, 99))  # ... unknown ones
-        pad.written += 3
+        pad.write(record[5:])  # ... is joined with its rest
+        pad.written += 1
         settle(device, pad)
         cmd = device.read()
         assert np.all(np.abs(cmd.twist) <= 1.0) and cmd.twist[1] == -1.0  # operator left is robot -y
-        assert device.connected
+        now = kernel_time_ms()
+        for bad in (pack_event(JS_EVENT_AXIS, 200, 32767, now),  # an axis the pad does not have (8)
+                    pack_event(0x40, 3, 99, now), pack_event(JS_EVENT_AXIS | JS_EVENT_BUTTON, 0, 1, now),  # types
+                    pack_event(JS_EVENT_BUTTON, 0, 99, now),  # a button is 0 or 1
+                    pack_event(JS_EVENT_AXIS, 0, 5000, now - 60_000),  # a minute in the past
+                    pack_event(JS_EVENT_AXIS, 0, 5000, now + 3_600_000)):  # an hour in the future
+            resyncs = device.resyncs + 1
+            pad.write(bad)
+            wait_for(lambda expected=resyncs: device.resyncs == expected)
+            cmd = device.read()  # out of step: a pad at rest, whatever was pushed before
+            assert not np.any(cmd.twist) and not cmd.intervene and not device.synced
+            pad.events(*[("axis", AXIS["lx"], FULL)] * 4)  # a run of valid records realigns
+            wait_for(lambda: device.synced and device.read().twist[1] == 1.0)
+        assert device.resyncs == 6 and device.discarded_bytes >= 6 * 8 and device.connected
     finally:
         device.close()
         threading.excepthook = old_hook
@@ -450,3 +465,57 @@ def test_a_set_override_changes_one_binding_and_keeps_the_rest():
     assert cfg.gamepad.buttons.stop is None and cfg.gamepad.buttons.pause == 7 and cfg.gamepad.triggers == [5]
     with pytest.raises(ConfigError, match=r"^--set intervention.gamepad.deadband=.nan: .* must be a finite number"):
         load_config("configs/pick_cube.yaml", ["intervention.gamepad.deadband=.nan"])  # YAML's NaN
+
+
+# --- byte streams: refused unless asked for, realigned when asked for ----------------------------
+
+ACTION_FLAGS = ("intervene", "stop_pressed", "success_pressed", "failure_pressed", "pause_pressed",
+                "gripper_toggle_pressed")
+
+
+def test_seven_stray_bytes_then_a_pad_at_rest_never_reads_as_a_person(nodes, pad):
+    """The hole: after 7 stray bytes a pad at rest read as "intervene" on 24 of 30 reads."""
+    device = open_pad(nodes)
+    try:
+        settle(device, pad)
+        pad.write(bytes([0x01, 0x02, 0x81, 0x82, 0x00, 0x01, 0xFF]))
+        seen = Counter()
+        for _ in range(30):  # a relay re-sending the state of a pad at rest
+            pad.events(*[("axis", a, -FULL if a in (2, 5) else 0) for a in range(8)],
+                       *[("button", b, 0) for b in range(11)])
+            time.sleep(0.03)
+            cmd = device.read()
+            seen.update(flag for flag in ACTION_FLAGS if getattr(cmd, flag))
+            seen["gripper"] += cmd.close_gripper is not None
+            seen["moved"] += bool(np.any(cmd.twist))
+        assert sum(seen.values()) == 0, seen
+        wait_for(lambda: device.synced)
+        assert device.resyncs == 1 and 7 <= device.discarded_bytes
+        pad.events(("button", BUTTON["back"], 1), ("button", BUTTON["back"], 0))  # a real press, realigned
+        wait_for(lambda: device.read().stop_pressed)
+    finally:
+        device.close()
+
+
+def test_a_stream_is_refused_unless_asked_for(nodes, pad):
+    nodes.streams = False  # a FIFO, as a relay would offer it
+    with pytest.raises(DeviceError) as err:
+        open_pad(nodes)
+    msg = str(err.value)
+    assert msg.startswith(f"gamepad 'Microsoft X-Box 360 pad' at {pad.path} is a FIFO, not a joystick node")
+    assert "intervention.gamepad.stream: true" in msg and "\n" not in msg
+    assert pad.closed_files == pad.opens == 1  # the refused node was closed
+    device = open_pad(nodes, gamepad=GamepadConfig(stream=True))  # asked for in the config
+    try:
+        settle(device, pad)
+        assert device.source == "FIFO" and device.synced
+    finally:
+        device.close()
+
+
+def test_what_is_not_a_joystick_node_is_named():
+    info = JoystickInfo("pad", 8, 11)
+    with open(os.devnull, "rb") as null:  # a character device, but not an input one
+        assert source_kind(null, info) == "character device of major 1 (not an input device)"
+    with open(__file__, "rb") as regular:
+        assert source_kind(regular, info) == "regular file"

@@ -58,12 +58,18 @@ def test_a_record_split_across_reads_is_joined():
     assert state.feed(pack_event(BUTTON, 1, 1)[5:]) == 1 and state.buttons == 1 << 1
 
 
-def test_unknown_types_and_numbers_never_raise():
-    state = JoystickState()
-    state.feed(pack_event(0x04, 9, 5) + pack_event(0x7F, 0, 1))  # not a button, not an axis
-    assert state.ignored == 2 and state.buttons == 0 and not state.axes.any()
+def test_unknown_types_and_numbers_past_the_pad_are_refused_and_lose_the_alignment():
+    state = JoystickState(axes=8, buttons=11)
+    state.feed(pack_event(AXIS, 0, 9000) + pack_event(0x04, 9, 5))  # not a button, not an axis
+    assert (state.refused, state.resyncs, state.synced) == (1, 1, False)
+    assert state.buttons == 0 and not state.axes.any()  # out of step: a pad at rest, the stick forgotten
+    state = JoystickState()  # counts unknown: every __u8 number is one the pad may have
     state.feed(pack_event(AXIS, 255, 32767) + pack_event(BUTTON, 255, 1))  # the largest __u8 numbers
     assert state.axes[255] == 32767 and state.buttons == 1 << 255 and state.highest_button == 255
+    for bad in (pack_event(AXIS, 8, 1), pack_event(BUTTON, 11, 1), pack_event(BUTTON, 0, 2),
+                pack_event(AXIS | BUTTON, 0, 0), pack_event(0x7F, 0, 1), pack_event(BUTTON | 0x40, 0, 1)):
+        state = JoystickState(axes=8, buttons=11)
+        assert state.feed(bad) == 0 and state.refused == 1
 
 
 def test_normalized_values_stay_in_range_and_triggers_read_from_rest():
@@ -83,4 +89,4 @@ def test_random_bytes_never_raise_and_never_leave_range():
         state.feed(chunk)
         values = state.normalized(list(range(256)), frozenset({2, 5}))
         assert np.all(np.isfinite(values)) and np.all(np.abs(values) <= 1.0)
-    assert state.events > 0 and state.take_pressed() >= 0
+    assert state.resyncs > 0 and state.discarded > 0 and state.take_pressed() >= 0
