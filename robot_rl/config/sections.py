@@ -130,7 +130,8 @@ class AdmittanceConfig:
 
 @dataclass
 class WorkspaceConfig:
-    """The safety box every target is clipped to before the controller sees it.
+    """The safety box every target is clipped to before the controller sees it, and how far
+    outside it the measured TCP may be pushed before the controller faults.
 
     Orientation limits are per-axis bounds on the rotation vector of the target
     relative to the reset orientation.
@@ -140,6 +141,11 @@ class WorkspaceConfig:
     pos_high: tuple[float, float, float] = param((0.70, 0.25, 0.45), min=-2.0, max=2.0, doc="metres, base frame")
     rot_low: tuple[float, float, float] = param((-0.5, -0.5, -1.0), min=-3.2, max=0.0)
     rot_high: tuple[float, float, float] = param((0.5, 0.5, 1.0), min=0.0, max=3.2)
+    outside_margin_m: float = param(
+        0.05, min=0.005, max=0.5,
+        doc="metres: a TCP pushed farther than this outside the box (a collision, a person leaning on the arm) "
+            "is a fault: the law stops taking targets and holds the nearest pose in the box until it is back "
+            "within half of this and recovered (robot_rl.control.guard)")
 
     def __post_init__(self) -> None:
         if np.any(np.asarray(self.pos_low) >= np.asarray(self.pos_high)):

@@ -25,8 +25,10 @@ allows at any cycle time; the steady state is unchanged.
 
 Targets, rejections, holds and the watchdog are :class:`~robot_rl.control.guard.TargetGuard`'s,
 as for the impedance law. A force-torque reading beyond ``force_limit``/``torque_limit``,
-or none for ``ft_timeout_s``, is a fault (:attr:`CartesianAdmittanceController.fault`):
+or none for ``ft_timeout_s``, is a fault (:attr:`CartesianAdmittanceController.ft_fault`):
 the twist ramps to zero and the target becomes the reference until :meth:`clear_fault`.
+A TCP pushed past the box's outside margin is the guard's box fault, as on the impedance
+law: the law keeps running toward the nearest pose in the box and refuses targets.
 A non-finite measured state is counted and the twist ramps to zero; no NaN is ever output.
 A 6-DoF arm has no null space, so there is no posture.
 """
@@ -115,7 +117,6 @@ class AdmittanceStats(LawStats):
 
     nonfinite_states: int = 0  # cycles whose measured pose or wrench was not finite (or malformed)
     ft_faults: int = 0  # force-torque faults raised (saturated or stale sensor)
-    refused_in_fault: int = 0  # good targets refused while a fault held the arm
     max_wrench: np.ndarray = field(default_factory=lambda: np.zeros(6))  # the largest |W| used, per axis
 
 
@@ -169,7 +170,8 @@ class CartesianAdmittanceController(TargetGuard):
     ``last_output``, ``target_pos``/``target_quat``, ``goal_pos``/``goal_quat``,
     ``last_target_time``); ``ref_pos``/``ref_quat``/``ref_vel`` is the compliant
     reference, ``twist`` the last commanded twist and ``fault`` a one-line reason while
-    the F/T stream is saturated or stale (None otherwise).
+    the F/T stream is saturated or stale or the TCP is pushed out of the box (None otherwise;
+    ``ft_fault`` and ``box_fault`` say which).
     """
 
     def __init__(self, cfg: AdmittanceConfig, box: SafetyBox, watchdog: bool = True) -> None:
@@ -177,7 +179,7 @@ class CartesianAdmittanceController(TargetGuard):
         self.stats: AdmittanceStats
         self.gains = AdmittanceGains.from_config(cfg)
         self.wrench_filter = WrenchFilter(cfg.wrench_filter_hz, self.gains.deadband)
-        self.fault: str | None = None
+        self.ft_fault: str | None = None
         self.ref_pos: np.ndarray | None = None
         self.ref_quat: np.ndarray | None = None
         self.ref_vel = np.zeros(6)
@@ -197,7 +199,13 @@ class CartesianAdmittanceController(TargetGuard):
         self._adopt(pos, quat, now, holding=False)
         self._restart(pos, quat, wrench)
         self.twist = np.zeros(6)
-        self.fault = None
+        self.ft_fault = None
+        self.box_fault = None
+
+    @property
+    def fault(self) -> str | None:
+        """The F/T fault, else the box fault, else None."""
+        return self.ft_fault or self.box_fault
 
     def _restart(self, pos: np.ndarray, quat: np.ndarray, wrench: np.ndarray | None) -> None:
         self.ref_pos, self.ref_quat = pos.copy(), quat.copy()
@@ -205,16 +213,11 @@ class CartesianAdmittanceController(TargetGuard):
         self.wrench_filter.reset(wrench)
         self._ft_age = 0.0
 
-    def set_target(self, pos: object, quat: object, now: float) -> bool:
-        """As :meth:`TargetGuard.set_target`; while a fault holds the arm a good target is refused too."""
-        if self.fault is None:
-            return super().set_target(pos, quat, now)
-        self.stats.refused_in_fault += 1
-        log_rejection(log, "target while faulted", self.stats.refused_in_fault, self.fault)
-        return False
-
     def hold(self, tcp: MeasuredPose, now: float) -> None:
-        """Target := the measured pose (the reference, where none is measured); the reference comes to rest there."""
+        """Target := the measured pose (the reference, where none is measured); the reference comes to rest there.
+        During a box fault the fault's hold pose stays the target."""
+        if self.box_fault is not None:
+            return
         measured = _pose(tcp.pos, tcp.quat)
         if measured is None and self.ref_pos is not None:
             measured = (self.ref_pos, self.ref_quat)
@@ -222,7 +225,9 @@ class CartesianAdmittanceController(TargetGuard):
             self._adopt(*measured, now, holding=True)
 
     def clear_fault(self, tcp: TcpState, now: float) -> None:
-        """End a fault once the cause is gone: re-bias the F/T and restart at the measured pose.
+        """End a fault once the cause is gone. A box fault: :meth:`clear_box_fault` (ValueError
+        while the TCP is still outside). An F/T fault (or none): re-bias the F/T and restart at
+        the measured pose.
 
         The commanded twist keeps ramping from where it was (it is zero after a fault has
         held for long enough). A sensor still saturated or silent faults again.
@@ -232,14 +237,18 @@ class CartesianAdmittanceController(TargetGuard):
             log.error("cannot clear the force-torque fault at a non-finite measured state; still holding")
             return
         pos, quat, wrench = measured
-        if self.fault is not None:
-            log.warning("force-torque fault cleared (%s)", self.fault)
-        self.fault = None
+        had_box_fault = self.box_fault is not None
+        self.clear_box_fault(pos, now)
+        if had_box_fault and self.ft_fault is None:
+            return  # the box fault was all: the reference and the hold pose stay
+        if self.ft_fault is not None:
+            log.warning("force-torque fault cleared (%s)", self.ft_fault)
+        self.ft_fault = None
         self._adopt(pos, quat, now, holding=False)
         self._restart(pos, quat, wrench)
 
     def _raise_fault(self, reason: str) -> None:
-        self.fault = reason
+        self.ft_fault = reason
         self.stats.ft_faults += 1
         log.error("%s", reason)
 
@@ -270,7 +279,7 @@ class CartesianAdmittanceController(TargetGuard):
         wrench, wrench_ok = _wrench(tcp.wrench)
         self.wrench_filter.tick(dt)
         self._ft_age = 0.0 if wrench is not None else self._ft_age + dt  # a malformed reading is none
-        if self.fault is None:
+        if self.ft_fault is None:
             reason = self._ft_problem(wrench)
             if reason is not None:
                 self._raise_fault(reason)
@@ -280,13 +289,14 @@ class CartesianAdmittanceController(TargetGuard):
                           "the commanded twist ramps to zero")
             return self._finish(self._stop(dt), dt)
         pos, quat = pose
-        if self.fault is not None:
+        if self.ft_fault is not None:
             out = self._stop(dt)
             self._adopt(self.ref_pos, self.ref_quat, now, holding=True)  # the target becomes the reference
             return self._finish(out, dt)
         if wrench is not None:
             self.wrench_filter.update(wrench)
         self._guard(tcp, now)
+        self._watch_box(pos, quat, now)
         target_pos, target_quat = self.slew.advance(dt)
         out = self._law(pos, quat, target_pos, target_quat, dt)
         if not (np.all(np.isfinite(out.twist)) and np.all(np.isfinite(out.pos)) and np.all(np.isfinite(out.quat))):

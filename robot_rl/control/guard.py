@@ -7,6 +7,18 @@ box, lets the law's target move toward it at bounded speed (:class:`~robot_rl.co
 holds the measured pose after a target it cannot use or when targets stop (the
 watchdog), and counts all of it in a :class:`LawStats`. Nodes, the adversary and the
 contract tests read the same attribute names on both laws.
+
+Clipping targets keeps what the law is *asked* for inside the box; it cannot keep the arm
+there against an external force (a collision, a person leaning on the arm, a stuck
+gripper). So the guard also watches the *measured* TCP: once it is more than the box's
+``outside_margin`` (``robot.workspace.outside_margin_m``) outside the box, the law
+faults (:attr:`TargetGuard.box_fault`, one line naming the axis and the distance),
+refuses every target, and holds the nearest pose in the box to where the fault was
+noticed: the law pulls back with no more than its usual clipped spring force, so the arm
+returns to the box when the force goes away, and moves toward no target meanwhile. The
+fault is latched: :meth:`TargetGuard.clear_box_fault` (a backend's ``recover()``) ends it
+once the TCP is back within :data:`BOX_CLEAR_SHARE` of the margin (hysteresis, so an arm
+resting on the margin does not fault and clear by turns).
 """
 
 from __future__ import annotations
@@ -22,6 +34,8 @@ from robot_rl.control.safety import SafetyBox
 from robot_rl.control.slew import TargetSlew
 
 log = logging.getLogger("robot_rl.control")
+
+BOX_CLEAR_SHARE = 0.5  # of the outside margin: a box fault clears only once the TCP is back within this
 
 
 class MeasuredPose(Protocol):
@@ -40,6 +54,9 @@ class LawStats:
     box_clipped_targets: int = 0
     error_clipped_cycles: int = 0
     watchdog_holds: int = 0
+    box_faults: int = 0  # faults raised because the measured TCP was pushed past the box's outside margin
+    refused_in_fault: int = 0  # good targets refused while a fault held the arm
+    max_outside_m: float = 0.0  # the farthest the measured TCP has been outside the box, metres
 
     def summary(self) -> dict[str, object]:
         """Plain values for a status message (arrays as lists rounded to 3 decimals)."""
@@ -70,6 +87,13 @@ class TargetGuard:
         self.last_target_time = 0.0
         self.holding = False
         self._hold_next = False
+        self.box_fault: str | None = None
+        self.outside_m = 0.0  # how far the measured TCP was outside the box in the last cycle, metres
+
+    @property
+    def fault(self) -> str | None:
+        """A one-line reason while a fault holds the arm (the admittance law adds its F/T faults), else None."""
+        return self.box_fault
 
     @property
     def started(self) -> bool:
@@ -101,7 +125,12 @@ class TargetGuard:
         self._hold_next = False
 
     def set_target(self, pos: object, quat: object, now: float) -> bool:
-        """Accept a new target (clipped to the box); False if it was rejected. Never raises."""
+        """Accept a new target (clipped to the box); False if it was rejected, or refused while
+        a fault holds the arm (counted in ``refused_in_fault``). Never raises."""
+        if self.fault is not None:
+            self.stats.refused_in_fault += 1
+            log_rejection(log, "target while faulted", self.stats.refused_in_fault, self.fault)
+            return False
         try:
             pos, quat = pose_command(pos, quat)
         except BadCommand as err:
@@ -125,8 +154,46 @@ class TargetGuard:
         return False
 
     def hold(self, state: MeasuredPose, now: float) -> None:
-        """Make the measured pose the target, exactly."""
-        self._adopt(state.pos, state.quat, now, holding=True)
+        """Make the measured pose the target, exactly (during a box fault the fault's hold pose stays)."""
+        if self.box_fault is None:
+            self._adopt(state.pos, state.quat, now, holding=True)
+
+    def _watch_box(self, pos: np.ndarray, quat: np.ndarray, now: float) -> None:
+        """Fault once the measured TCP (finite ``pos``, ``quat``) is more than the margin outside
+        the box: the target becomes the nearest pose in the box, and stays until the fault clears."""
+        dist, axis = self.box.excursion(pos)
+        self.outside_m = dist
+        if dist > self.stats.max_outside_m:
+            self.stats.max_outside_m = dist
+        if self.box_fault is not None or not dist > self.box.outside_margin:
+            return
+        self.box_fault = (f"TCP is {dist:.3f} m outside the box on {axis} (robot.workspace.outside_margin_m "
+                          f"{self.box.outside_margin:g} m): an external force (a collision, a person, a stuck "
+                          "gripper?); the arm holds the nearest pose in the box and refuses targets until it is "
+                          "back inside and recovered")
+        self.stats.box_faults += 1
+        log.error("%s", self.box_fault)
+        hold_pos, hold_quat, _ = self.box.clip(pos, quat)
+        self._adopt(hold_pos, hold_quat, now, holding=True)
+        self._on_watchdog()  # whoever commanded a posture is not driving now either
+
+    def clear_box_fault(self, pos: object, now: float) -> None:
+        """End a box fault once the measured TCP ``pos`` is back within :data:`BOX_CLEAR_SHARE` of
+        the margin; ValueError (one line: axis and distance) while it is not. The arm keeps
+        holding the fault's hold pose until the next target."""
+        if self.box_fault is None:
+            return
+        p = np.asarray(pos, dtype=np.float64)
+        if p.shape != (3,) or not np.all(np.isfinite(p)):
+            raise ValueError("the measured TCP position is not finite: cannot tell whether it is back in the box")
+        dist, axis = self.box.excursion(p)
+        limit = BOX_CLEAR_SHARE * self.box.outside_margin
+        if dist > limit:
+            raise ValueError(f"the TCP is still {dist:.3f} m outside the box on {axis} (it must be back within "
+                             f"{limit:g} m): take the force off the arm, or guide it back into the box")
+        log.warning("box fault cleared, the TCP is back in the box (%s)", self.box_fault)
+        self.box_fault = None
+        self.last_target_time = now
 
     def _on_watchdog(self) -> None:
         """What else a law drops when its targets stop (the impedance law: a commanded posture)."""

@@ -17,7 +17,8 @@ vector alone on a Franka (which compensates gravity itself).
 :class:`CartesianImpedanceController` wraps the law with the state a loop needs: the
 current target (checked, clipped to the safety box, and reached at bounded speed), the
 null-space posture (clipped to the joint limits and a stiffness bound), the last torque
-for rate limiting, and a watchdog that holds the current pose when targets stop.
+for rate limiting, a watchdog that holds the current pose when targets stop, and the
+guard's box fault when an external force pushes the TCP past the box's outside margin.
 """
 
 from __future__ import annotations
@@ -162,8 +163,10 @@ class CartesianImpedanceController(TargetGuard):
         self.last_output: LawOutput | None = None
 
     def start(self, arm: ArmState, now: float) -> None:
-        """Adopt the measured pose as the target: the arm stays exactly where it is."""
+        """Adopt the measured pose as the target: the arm stays exactly where it is. A box fault
+        starts over too: an arm still outside the box faults again in the first cycle."""
         self._adopt(arm.pos, arm.quat, now, holding=False)
+        self.box_fault = None
         self.prev_tau_cmd = np.zeros_like(arm.q, dtype=np.float64)
 
     @property
@@ -212,6 +215,8 @@ class CartesianImpedanceController(TargetGuard):
         if not self.started:
             return np.clip(np.nan_to_num(arm.bias), -limits, limits)
         self._guard(arm, now)
+        if np.all(np.isfinite(arm.pos)) and np.all(np.isfinite(arm.quat)):
+            self._watch_box(arm.pos, arm.quat, now)
         target_pos, target_quat = self.slew.advance(dt)
         self._advance_posture(dt)
         out = impedance_torque(arm, target_pos, target_quat, self.gains, self.prev_tau_cmd, dt)

@@ -3,7 +3,9 @@
 The box bounds the TCP position and the orientation relative to a nominal orientation
 (the reset orientation), as per-axis bounds on the base-frame rotation vector
 ``r`` with ``q = exp(r) * q_center``. Policies, humans and reset routines all go through
-the same box, so none of them can send the arm outside it.
+the same box, so none of them can send the arm outside it. An external force still can
+push the arm out: :meth:`SafetyBox.excursion` measures how far, and a law faults past
+``outside_margin`` (:class:`~robot_rl.control.guard.TargetGuard`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ class SafetyBox:
     rot_low: np.ndarray
     rot_high: np.ndarray
     rot_center: np.ndarray  # (w, x, y, z)
+    outside_margin: float = 0.05  # metres the measured TCP may be pushed outside before the law faults
 
     @classmethod
     def from_config(cls, robot_cfg: "RobotConfig") -> "SafetyBox":  # noqa: F821
@@ -30,7 +33,7 @@ class SafetyBox:
         ws = robot_cfg.workspace
         return cls(np.asarray(ws.pos_low, float), np.asarray(ws.pos_high, float),
                    np.asarray(ws.rot_low, float), np.asarray(ws.rot_high, float),
-                   rpy_to_quat(np.asarray(robot_cfg.reset_rpy, float)))
+                   rpy_to_quat(np.asarray(robot_cfg.reset_rpy, float)), float(ws.outside_margin_m))
 
     def relative_rotvec(self, quat: np.ndarray) -> np.ndarray:
         """Rotation vector of ``quat`` relative to the box's centre orientation."""
@@ -54,3 +57,15 @@ class SafetyBox:
             r = self.relative_rotvec(quat)
             inside &= bool(np.all(r >= self.rot_low - tol) and np.all(r <= self.rot_high + tol))
         return inside
+
+    def excursion(self, pos: np.ndarray) -> tuple[float, str]:
+        """How far ``pos`` lies outside the box (metres, 0 inside), and on which side of which
+        axis (``"+x"``: beyond ``pos_high[0]``); the axis of the largest excursion wins."""
+        pos = np.asarray(pos, dtype=np.float64)
+        over = pos - self.pos_high
+        under = self.pos_low - pos
+        if not (over.max() > 0.0 or under.max() > 0.0):  # inside (or NaN: nothing to say about a non-pose)
+            return 0.0, ""  # the common case, checked cheaply: this runs every control cycle
+        worst = np.maximum(over, under)
+        i = int(np.nanargmax(worst))
+        return float(worst[i]), ("+" if over[i] >= under[i] else "-") + "xyz"[i]

@@ -66,9 +66,10 @@ class ArmDrive(abc.ABC):
 
     @property
     def fault(self) -> str | None:
-        """A one-line reason while the law holds the arm on a sensor fault."""
-        return None
+        """A one-line reason while the law holds the arm on a fault (a sensor's, or the TCP pushed out of the box)."""
+        return self.controller.fault
 
+    @abc.abstractmethod
     def recover(self, now: float) -> None:
         """End a fault whose cause is gone; raise ValueError (with the reason) while it persists."""
 
@@ -97,6 +98,9 @@ class TorqueDrive(ArmDrive):
 
     def wrench(self, tcp_pos: np.ndarray) -> np.ndarray:
         return self.world.gripper_wrench(tcp_pos)
+
+    def recover(self, now: float) -> None:
+        self.controller.clear_box_fault(self.world.arm_state().pos, now)
 
 
 class PositionDrive(ArmDrive):
@@ -215,11 +219,10 @@ class PositionDrive(ArmDrive):
         out = self.controller.last_output
         return np.zeros(6) if out is None else out.wrench.copy()
 
-    @property
-    def fault(self) -> str | None:
-        return self.controller.fault
-
     def recover(self, now: float) -> None:
+        if self.controller.ft_fault is None:
+            self.controller.clear_box_fault(self.tcp_state().pos, now)  # the box fault alone: the law runs on
+            return
         reading = self.ft_reading()
         limit = self.controller.gains.limit
         if np.any(np.abs(reading) > limit):

@@ -231,8 +231,11 @@ class SimRobot(Robot):
     """The MuJoCo arm behind the ``Robot`` interface, whichever arm and law (:attr:`SimWorld.drive`).
 
     On the UR5e a saturated force-torque reading makes the admittance law hold the arm
-    with a one-line fault; like a real arm that stopped itself, :meth:`state` and
-    :meth:`command` then raise :class:`~robot_rl.errors.RobotFault` until :meth:`recover`.
+    with a one-line fault; on either arm so does an external force that pushes the TCP more
+    than ``robot.workspace.outside_margin_m`` outside the box (the law then holds the
+    nearest pose in the box, so the arm comes back when the force goes). Like a real arm
+    that stopped itself, :meth:`state` and :meth:`command` then raise
+    :class:`~robot_rl.errors.RobotFault` until :meth:`recover`.
     """
 
     def __init__(self, world: SimWorld) -> None:
@@ -291,8 +294,9 @@ class SimRobot(Robot):
         return self.controller.set_posture(q, stiffness)
 
     def recover(self) -> None:
-        """End a force-torque fault once the reading is back within its limits (the law restarts at the
-        measured pose); RobotFault while it is not."""
+        """End a fault once its cause is gone: a force-torque reading back within its limits (the law
+        restarts at the measured pose), a TCP back within half the outside margin of the box (the law
+        keeps holding the pose it held); RobotFault while it is not."""
         if self.world.drive.fault is None:
             return
         self.world.forward()

@@ -3,7 +3,10 @@
 :func:`loop_process_main` is the entry point of that process. It connects to the
 robot, then serves commands from its parent over a pipe (``start`` a torque session,
 ``recover`` after a reflex, ``close``). A session (:meth:`TorqueLoop.run_session`) runs
-until the parent asks it to stop or the robot raises:
+until the parent asks it to stop, the robot raises, or the law faults (the TCP pushed more
+than ``robot.workspace.outside_margin_m`` outside the box: the session ends as a fault
+with the law's line, and a session started by ``recover`` while the arm is still out
+faults again in its first cycle):
 
     readOnce -> ArmState (Coriolis as bias) -> new target, hold or posture? ->
     CartesianImpedanceController -> writeOnce(Torques) -> publish state and timing
@@ -96,7 +99,7 @@ class TorqueLoop(LoopSessions):
                     else:
                         self._take_parent_commands(ctrl, arm, now)
                     tau = ctrl.compute(arm, now, CYCLE_S)
-                    stop = self._stop_requested(cycle)
+                    stop = self._stop_requested(cycle) or ctrl.fault is not None  # a fault ends the session
                     command = torques(tau.tolist())
                     command.motion_finished = stop
                     active.writeOnce(command)
@@ -110,7 +113,7 @@ class TorqueLoop(LoopSessions):
                     prev_read = t_read
                     self._publish(state, arm, tau, ctrl, cycle)
                     if stop:
-                        return "stopped", None
+                        return ("stopped", None) if ctrl.fault is None else ("fault", box_fault_line(ctrl.fault))
             except Exception as err:  # noqa: BLE001 - every libfranka error ends the session as a fault
                 return "fault", describe_fault(err, self.last_state)
 
@@ -149,6 +152,12 @@ class TorqueLoop(LoopSessions):
         self._write_stats(STATS, watchdog_holds=s.watchdog_holds, box_clipped=s.box_clipped_targets,
                           error_clipped=s.error_clipped_cycles, rejected=s.rejected_targets,
                           rejected_postures=self.rejected_postures, success_rate=self.success_rate)
+
+
+def box_fault_line(fault: str) -> str:
+    """The law's box fault (the TCP pushed past ``robot.workspace.outside_margin_m``) as the arm's line."""
+    return (f"Franka: {fault.rsplit('; ', 1)[0]}; the torque session ended: take the force off and guide the "
+            "arm back into the box, then recover")
 
 
 def describe_fault(err: BaseException, state: Any) -> str:

@@ -404,9 +404,11 @@ class URLoop(LoopSessions):
         return f"no new RTDE sample for {silent_s:.2f} s"
 
     def _ft_line(self, fault: str) -> str:
-        """The law's F/T fault as the UR's line: what happened, and what the person does."""
+        """The law's F/T or box fault as the UR's line: what happened, and what the person does."""
         what = fault.rsplit("; ", 1)[0]
-        if "saturated" in what:
+        if "outside the box" in what:  # the guard's box fault: pushed out by a collision or a person
+            todo = "take the force off and bring the arm back into the box (freedrive), then recover"
+        elif "saturated" in what:
             todo = ("a collision or a wrong payload (robot.admittance.force_limit): clear it, then recover (it "
                     "zeroes the sensor again)")
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import socket
 import threading
 import time
@@ -461,3 +462,43 @@ def test_real_pylibfranka_against_a_silent_robot_times_out():
         assert accepted, "libfranka should have connected to the silent server"
     finally:
         server.close()
+
+
+def test_a_tcp_past_the_box_margin_ends_the_session_as_a_fault_and_recovery_refuses_while_out(tmp_path,
+                                                                                               monkeypatch):
+    """The guard's box fault reaches a real torque backend through the shared law: the fake arm
+    stands at z ~0.49, about 11 cm above this box's top (as if a force had pushed it there)."""
+    monkeypatch.syspath_prepend(str(HERE))
+    scenario_file = tmp_path / "scenario.json"
+    scenario_file.write_text(json.dumps({"log": str(tmp_path / "session")}))
+    monkeypatch.setenv(fakelib.SCENARIO_ENV, str(scenario_file))
+    cfg = RobotConfig(backend="franka", reset_pos=(0.35, 0.0, 0.35), reset_rpy=(np.pi, 0.0, 0.0),
+                      workspace=WorkspaceConfig(pos_low=(0.2, -0.2, 0.1), pos_high=(0.6, 0.2, 0.38)))
+    hw = build(FrankaHardwareConfig, {"ip": IP, "connect_timeout_s": 60.0,
+                                      "loop": {"realtime": "ignore", "rt_priority": 0}},
+               file="test.yaml", where="robot.hardware")
+    robot = None
+    try:
+        try:
+            robot = FrankaTorqueRobot(cfg, hw, lib=FAKE)
+            wait_for(lambda: robot.fault is not None)
+            line = robot.fault
+        except RobotFault as err:  # the fault may arrive before the first state is seen
+            line = str(err)
+        found = re.search(r"TCP is (0\.\d{3}) m outside the box on \+z", line)
+        assert "\n" not in line and found and float(found.group(1)) > 0.05, line
+        assert "guide the arm back into the box, then recover" in line
+        if robot is not None:
+            with pytest.raises(RobotFault, match="outside the box"):
+                robot.state()
+            try:
+                robot.recover()  # a new session, which faults in its first cycle: the arm is still out
+            except RobotFault as err:
+                assert "outside the box" in str(err)
+            wait_for(lambda: robot.fault is not None)
+            with pytest.raises(RobotFault, match="outside the box"):
+                robot.state()
+            assert robot.stats().sessions == 2
+    finally:
+        if robot is not None:
+            robot.close()
