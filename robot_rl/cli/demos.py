@@ -7,7 +7,11 @@
 bag folder of standard messages that ``ros2 bag info``, ``ros2 bag play`` and Foxglove
 open; ``import`` writes such a bag back into a demo directory, array for array, episode
 by episode. The topic layout is in :mod:`robot_rl.ros.bag.demos`. A bag that is not a
-demo bag, or one cut short, is refused in one line.
+demo bag, or one cut short, is refused in one line. A bag some of whose episodes cannot be
+imported (damaged chunks skipped, episodes cut or missing, an earlier ``bag repair`` that
+dropped some) is refused too, in one line that says how many episodes and messages would be
+lost and where, with nothing written; ``--allow-loss`` imports its whole episodes anyway and
+the output line still names what was left out.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="import: replace the demos DEMO_DIR already holds")
     parser.add_argument("--append", action="store_true",
                         help="import: add to the demos DEMO_DIR already holds (same spaces)")
+    parser.add_argument("--allow-loss", action="store_true",
+                        help="import: accept leaving out the episodes a damaged or cut bag cannot give whole")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,11 +36,12 @@ def run(args: argparse.Namespace) -> int:
     from robot_rl.ros.bag.demos import export_demos, import_demos
 
     if args.action == "export":
-        if args.force or args.append:
-            raise ConfigError("demos export writes a new bag folder: --force and --append are for import")
+        if args.force or args.append or args.allow_loss:
+            raise ConfigError("demos export writes a new bag folder: --force, --append and --allow-loss are for import")
         print(export_demos(args.source, args.dest).line())
         return 0
     if args.force and args.append:
         raise ConfigError("demos import: --force replaces the demos, --append adds to them; give one")
-    print(import_demos(args.source, args.dest, force=args.force, append=args.append).line())
+    print(import_demos(args.source, args.dest, force=args.force, append=args.append,
+                       allow_loss=args.allow_loss).line())
     return 0

@@ -32,7 +32,7 @@ def test_export_then_import_through_the_cli(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv,error", [
-    (["demos", "export", "{tmp}/demos", "{tmp}/bag2", "--force"], "--force and --append are for import"),
+    (["demos", "export", "{tmp}/demos", "{tmp}/bag2", "--force"], "--allow-loss are for import"),
     (["demos", "import", "{tmp}/bag", "{tmp}/x", "--force", "--append"], "give one"),
     (["demos", "import", "{tmp}/nothing", "{tmp}/x"], "no bag at"),
     (["demos", "export", "{tmp}/nothing", "{tmp}/bag3"], "demo directory not found"),

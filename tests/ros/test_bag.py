@@ -220,7 +220,7 @@ def test_files_that_are_not_bags_or_hardly_begun(tmp_path, content, error):
         assert not bag.complete and error in bag.problem and bag.message_count == 0
 
 
-def test_a_corrupt_chunk_stops_the_reading_there(tmp_path):
+def test_a_corrupt_chunk_in_the_middle_is_skipped_and_named_and_the_rest_read(tmp_path):
     bag_dir = tmp_path / "bag"
     w = BagWriter(bag_dir, compression="none")
     topic = w.add_topic("/joint_states", "sensor_msgs/msg/JointState")
@@ -229,11 +229,15 @@ def test_a_corrupt_chunk_stops_the_reading_there(tmp_path):
         w.flush()
     w.close()
     data = bytearray((bag_dir / "bag_0.mcap").read_bytes())
-    last = data.rfind(b"\x02\x00\x00\x00a\x00")  # the third message's name list ("a"), inside chunk 3
-    data[last + 4] ^= 0xFF
+    names = [i for i in range(len(data)) if data.startswith(b"\x02\x00\x00\x00a\x00", i)]
+    data[names[1] + 4] ^= 0xFF  # the second message's name list ("a"), inside chunk 1
     (bag_dir / "bag_0.mcap").write_bytes(bytes(data))
     bag = open_bag(bag_dir)
-    assert not bag.complete and "CRC" in bag.problem and bag.message_count == 2
+    assert bag.complete and bag.problem is None and not bag.whole
+    assert [d.what for d in bag.damaged] == ["chunk 1"] and "CRC" in bag.damaged[0].why
+    assert bag.damaged[0].messages == 1 and bag.lost_messages == 1
+    assert [msg.data for msg in bag.messages] == [bytes(m.serialize(joints(i))) for i in (0, 2)]
+    assert "DAMAGED (1 of 3 chunks unreadable, 1 messages lost)" in bag.summary()
 
 
 @pytest.mark.parametrize("text,error", [

@@ -20,6 +20,7 @@ from robot_rl.ros.bag.demos import (
     OBS_PREFIX,
     STEP_TOPIC,
     DemoBagError,
+    DemoLossError,
     export_demos,
     import_demos,
 )
@@ -110,10 +111,17 @@ def test_import_refuses_a_bag_cut_short_and_says_what_is_readable(tmp_path):
     assert "\n" not in text and not (tmp_path / "out").exists()
     assert ", 2 finished episodes among them" in text
 
-    # repaired, the whole episodes import; the one cut off is left out and named
+    # repaired (the original kept), the loss is named and refused unless accepted; then the whole episodes import
     repair_bag(tmp_path / "bag")
-    report = import_demos(tmp_path / "bag", tmp_path / "out")
-    assert (report.episodes, report.skipped) == (2, None)  # the third episode's chunk was cut: none of it is left
+    assert (tmp_path / "bag" / "bag_0.mcap.orig").read_bytes() == data[: chunks[2].chunk_start_offset
+                                                                         + chunks[2].chunk_length // 2]
+    with pytest.raises(DemoLossError, match=r"leave out 1 of 3 episode\(s\): episode 2 \(none of its messages "
+                                            r"were readable\); what an earlier 'bag repair' dropped the last \d+ "
+                                            r"bytes .*--allow-loss"):
+        import_demos(tmp_path / "bag", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    report = import_demos(tmp_path / "bag", tmp_path / "out", allow_loss=True)
+    assert (report.episodes, report.episodes_lost) == (2, 1) and "episode 2" in report.line()
     for a, b in zip(arrays_of(tmp_path / "demos"), arrays_of(tmp_path / "out")):
         assert all(a[k].tobytes() == b[k].tobytes() for k in a)
 
@@ -167,9 +175,9 @@ def _bad_step(topic: str, data: bytes) -> bytes:
     (_bad_step, "'intervened' must be true or false"),
     (lambda topic, data: data[:-3] if topic == OBS_PREFIX + "state" else data, "malformed"),
     (lambda topic, data: None if topic == MANIFEST_TOPIC else data, "no /demo/manifest topic"),
-    (_drop_one(OBS_PREFIX + "gray"), r"/demo/obs/gray has 14 messages, the 3 finished episodes \(12 steps\) need 15"),
-    (_drop_one(ACTION_TOPIC), r"/demo/action has 11 messages, the 3 finished episodes \(12 steps\) need 12"),
-    (_drop_one(STEP_TOPIC, 1), "message 1 is step 2 of episode 0, expected 1"),
+    (_drop_one(OBS_PREFIX + "gray"), r"1 episode\(s\): episode 0 \(no /demo/obs/gray frame for step 3\)"),
+    (_drop_one(ACTION_TOPIC), r"episode 0 \(no /demo/action message for step 3\)"),
+    (_drop_one(STEP_TOPIC, 1), r"episode 0 \(step 1 missing\)"),
 ])
 def test_import_refuses_a_tampered_demo_bag_in_one_line(tmp_path, change, error):
     make_demos(tmp_path / "demos")
@@ -208,10 +216,12 @@ def test_an_episode_that_never_ended_is_left_out_and_named(tmp_path):
     make_demos(tmp_path / "demos")  # episodes of 5, 3 and 4 steps
     export_demos(tmp_path / "demos", tmp_path / "bag")
     _rewrite(tmp_path / "bag", tmp_path / "short", _drop_one(STEP_TOPIC, 11))
-    report = import_demos(tmp_path / "short", tmp_path / "out")
-    assert (report.episodes, report.steps) == (2, 8)
-    assert report.skipped == "episode 2 (3 steps), which never ended"
-    assert report.line().endswith("; left out episode 2 (3 steps), which never ended")
+    with pytest.raises(DemoLossError, match=r"episode 2 \(3 steps, which never ended\)"):
+        import_demos(tmp_path / "short", tmp_path / "out")
+    report = import_demos(tmp_path / "short", tmp_path / "out", allow_loss=True)
+    assert (report.episodes, report.steps, report.episodes_lost) == (2, 8, 1)
+    assert report.skipped.startswith("1 episode(s): episode 2 (3 steps, which never ended)")
+    assert "; left out 1 episode(s): episode 2 (3 steps, which never ended)" in report.line()
     for a, b in zip(arrays_of(tmp_path / "demos")[:2], arrays_of(tmp_path / "out")):
         assert all(a[k].tobytes() == b[k].tobytes() for k in a)
     assert len(arrays_of(tmp_path / "out")) == 2

@@ -37,13 +37,20 @@ dtype without change. An observation dtype a double cannot hold exactly (``int64
 What the importer refuses, in one line: a bag that is not a demo bag (no
 ``/demo/manifest``, a missing observation topic, a topic of another type), a bag cut
 short (no summary: it says how many messages and whole episodes were readable, and that
-``robot-rl bag repair`` keeps them), and messages that do not add up (counts, shapes,
-values). A repaired bag whose last episode never ended imports the whole episodes and
-says which one it left out.
+``robot-rl bag repair`` keeps them), and values that do not add up (shapes, dtypes, flags).
+
+Episodes are rebuilt by time (a step's record, action and observations share its frame's
+time), so the episodes a damaged chunk did not touch come back whole. An import that
+would leave any episode out (a damaged chunk skipped, a step, action or frame missing, an
+episode that never ended, episodes an earlier repair dropped or the export's count says
+are missing) is refused with a one-line :class:`DemoLossError` naming what and where,
+nothing written, unless ``allow_loss`` (``--allow-loss``): then the whole episodes are
+imported and the report says what was left out.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import math
@@ -56,11 +63,12 @@ import gymnasium as gym
 import numpy as np
 
 from robot_rl import jsonio
+from robot_rl.config.yaml_text import parse_yaml
 from robot_rl.data.demos import MANIFEST, DemoFormatError, DemoWriter, episode_files, read_episode, read_manifest
 from robot_rl.data.spaces import box_from_spec
 from robot_rl.data.transition import Step
-from robot_rl.errors import RobotRLError
-from robot_rl.ros.bag.reader import Bag, open_bag
+from robot_rl.errors import ConfigError, RobotRLError
+from robot_rl.ros.bag.reader import REPAIR_KEY, Bag, open_bag
 from robot_rl.ros.bag.writer import BagError, BagWriter
 from robot_rl.ros.messages import Header, Image, String, Time, deserialize, serialize
 from robot_rl.ros.messages.definitions import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
@@ -74,6 +82,7 @@ _IMAGE_ENCODINGS = {1: "mono8", 3: "rgb8", 4: "rgba8"}
 _CHANNELS = {v: k for k, v in _IMAGE_ENCODINGS.items()}
 #: dtypes whose every value a float64 holds exactly
 _EXACT_IN_DOUBLE = {"float16", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "bool"}
+EPISODES_KEY = "robot_rl_episodes"  # custom_data of an exported bag: how many episodes it holds
 _STEP_KEYS = ("episode", "step", "reward", "terminated", "truncated", "intervened", "success", "grasp_penalty")
 
 
@@ -137,6 +146,15 @@ def _start_ns(manifest: dict[str, Any]) -> int:
         return 0
 
 
+def _period_ns(manifest: dict[str, Any]) -> int:
+    """The time between two frames of the export: one control period (``env.control_hz``, else 10 Hz)."""
+    env = manifest.get("env") if isinstance(manifest.get("env"), dict) else {}
+    hz = env.get("control_hz")
+    if type(hz) not in (int, float) or not 1e-3 <= hz <= 1e6:
+        hz = 10.0
+    return max(1, int(round(1e9 / hz)))
+
+
 @dataclass
 class ExportReport:
     bag: Path
@@ -162,11 +180,10 @@ def export_demos(demo_dir: str | Path, bag_dir: str | Path) -> ExportReport:
     files = episode_files(demo_dir)
     if not files:
         raise DemoBagError(f"{demo_dir} holds no demo episodes to export")
-    env = manifest.get("env") if isinstance(manifest.get("env"), dict) else {}
-    hz = env.get("control_hz") if isinstance(env.get("control_hz"), (int, float)) and env["control_hz"] > 0 else 10.0
-    period_ns = max(1, int(round(1e9 / hz)))
+    period_ns = _period_ns(manifest)
     t0 = _start_ns(manifest)
-    writer = BagWriter(bag_dir, custom_data={"robot_rl": "demos", "demo_dir": str(demo_dir)})
+    writer = BagWriter(bag_dir, custom_data={"robot_rl": "demos", "demo_dir": str(demo_dir),
+                                             EPISODES_KEY: str(len(files))})
     try:
         manifest_topic = writer.add_topic(MANIFEST_TOPIC, String._type)
         step_topic = writer.add_topic(STEP_TOPIC, String._type)
@@ -208,11 +225,17 @@ class ImportReport:
     directory: Path
     episodes: int
     steps: int
-    skipped: Optional[str]  # the incomplete last episode left out, in words
+    skipped: Optional[str]  # what the bag held that was not imported, in words (None: nothing)
+    episodes_lost: int = 0  # episodes the bag held (or should have) that were not imported
+    messages_lost: int = 0  # messages read but not imported, plus those the damaged chunks held
 
     def line(self) -> str:
         text = f"imported {self.episodes} episodes ({self.steps} steps) into {self.directory}"
         return text + (f"; left out {self.skipped}" if self.skipped else "")
+
+
+class DemoLossError(DemoBagError):
+    """A demo bag whose episodes cannot all be imported, and the loss was not accepted (``--allow-loss``)."""
 
 
 def _topics_check(bag: Bag, obs_space: gym.spaces.Dict) -> None:
@@ -239,6 +262,18 @@ def _finished_episodes(bag: Bag) -> int:
             continue
         n += isinstance(record, dict) and bool(record.get("terminated") or record.get("truncated"))
     return n
+
+
+def _custom_data(bag: Bag) -> dict[str, Any]:
+    """The bag's rosbag2 ``custom_data``: from ``metadata.yaml``, else the file's own metadata record."""
+    info = bag.metadata_yaml
+    if info is None and bag.rosbag2_record:
+        try:
+            info = parse_yaml(bag.rosbag2_record, source=f"{bag.file}: rosbag2 metadata record")
+        except ConfigError:
+            info = None
+    custom = info.get("custom_data") if isinstance(info, dict) else None
+    return custom if isinstance(custom, dict) else {}
 
 
 def _decode(bag: Bag, topic: str, cls: type, i: int, data: bytes) -> Any:
@@ -288,18 +323,27 @@ def _array_of(bag: Bag, topic: str, i: int, msg: Any, shape: tuple[int, ...], dt
 
 
 def import_demos(bag_dir: str | Path, demo_dir: str | Path, *, force: bool = False,
-                 append: bool = False) -> ImportReport:
-    """Write the demo bag ``bag_dir`` into the demo directory ``demo_dir`` (see the module docstring)."""
+                 append: bool = False, allow_loss: bool = False) -> ImportReport:
+    """Write the demo bag ``bag_dir`` into the demo directory ``demo_dir`` (see the module docstring).
+
+    A bag some of whose episodes cannot be imported (damaged chunks, episodes cut or
+    missing, an earlier repair that dropped some) is refused with a one-line
+    :class:`DemoLossError` that says what would be lost and where, before anything is
+    written, unless ``allow_loss``: then the whole episodes are imported and the report
+    says what was left out.
+    """
     bag = open_bag(bag_dir)
     if not bag.complete:
         raise DemoBagError(f"{bag.file} is cut short ({bag.problem}): {bag.message_count} messages are readable, "
                            f"{_finished_episodes(bag)} finished episodes among them; 'robot-rl bag repair "
-                           f"{bag.path}' keeps what is readable, then import again")
-    if MANIFEST_TOPIC not in bag.topics:
+                           f"{bag.path}' keeps what is readable (and the original), then import again")
+    if MANIFEST_TOPIC not in bag.topics or not bag.of(MANIFEST_TOPIC):
         names = sorted(bag.topics)
         shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-        raise DemoBagError(f"{bag.path} is not a robot_rl demo bag: it has no {MANIFEST_TOPIC} topic "
-                           f"(its topics: {shown or 'none'})")
+        damage = f"; {bag.damage_line()}" if bag.damaged else ""
+        raise DemoBagError(f"{bag.path} is not a robot_rl demo bag: it has no {MANIFEST_TOPIC} "
+                           f"{'topic' if MANIFEST_TOPIC not in bag.topics else 'message'} "
+                           f"(its topics: {shown or 'none'}){damage}")
     manifest_msgs = bag.of(MANIFEST_TOPIC)
     if len(manifest_msgs) != 1:
         raise DemoBagError(f"{bag.path}: {len(manifest_msgs)} messages on {MANIFEST_TOPIC}, a demo bag has one")
@@ -312,73 +356,130 @@ def import_demos(bag_dir: str | Path, demo_dir: str | Path, *, force: bool = Fal
     obs_space, action_space = spaces_of(manifest, f"{bag.path}: {MANIFEST_TOPIC}")
     _topics_check(bag, obs_space)
 
-    records = [_step_record(bag, i, _decode(bag, STEP_TOPIC, String, i, m.data).data)
+    records = [(m.log_time, _step_record(bag, i, _decode(bag, STEP_TOPIC, String, i, m.data).data))
                for i, m in enumerate(bag.of(STEP_TOPIC))]
-    actions = [_array_of(bag, ACTION_TOPIC, i, _decode(bag, ACTION_TOPIC, Float64MultiArray, i, m.data),
-                         action_space.shape, np.dtype(action_space.dtype))
-               for i, m in enumerate(bag.of(ACTION_TOPIC))]
+    actions = {m.log_time: _array_of(bag, ACTION_TOPIC, i, _decode(bag, ACTION_TOPIC, Float64MultiArray, i, m.data),
+                                     action_space.shape, np.dtype(action_space.dtype))
+               for i, m in enumerate(bag.of(ACTION_TOPIC))}
     frames = {}
     for key, space in obs_space.spaces.items():
         topic = OBS_PREFIX + key
         cls = Image if _is_image(space.shape, space.dtype) else Float64MultiArray
-        frames[key] = [_array_of(bag, topic, i, _decode(bag, topic, cls, i, m.data), space.shape,
-                                 np.dtype(space.dtype)) for i, m in enumerate(bag.of(topic))]
-    episodes, skipped = _episodes(bag, records, actions, frames)
+        frames[key] = {m.log_time: _array_of(bag, topic, i, _decode(bag, topic, cls, i, m.data), space.shape,
+                                             np.dtype(space.dtype)) for i, m in enumerate(bag.of(topic))}
+    expected = _custom_data(bag).get(EPISODES_KEY)
+    rebuilt = _Rebuild(bag, _period_ns(manifest), int(expected) if str(expected).isdigit() else None)
+    episodes = rebuilt.episodes(records, actions, frames)
+    used = sum(len(s) * 2 + (len(s) + 1) * len(frames) for s in episodes) + 1  # steps, actions, frames, manifest
+    lost = rebuilt.losses(bag, _custom_data(bag).get(REPAIR_KEY), bag.message_count - used)
+    report = ImportReport(Path(demo_dir), len(episodes), sum(len(s) for s in episodes), lost or None,
+                          rebuilt.episodes_lost, (bag.message_count - used) + (bag.lost_messages or 0))
+    if not episodes:
+        raise DemoBagError(f"{bag.path} holds no finished demo episode" + (f" ({lost})" if lost else ""))
+    if lost and not allow_loss:
+        raise DemoLossError(f"{bag.path}: importing it would leave out {lost}; nothing written; pass "
+                            f"--allow-loss to import its {len(episodes)} whole episodes anyway")
     writer = DemoWriter(demo_dir, obs_space, action_space, task=str(manifest.get("task", "")),
                         source=str(manifest.get("source", "")), env_config=manifest.get("env") or {},
                         force=force, append=append)
     for steps in episodes:
         writer.write_episode(steps)
-    return ImportReport(Path(demo_dir), len(episodes), sum(len(s) for s in episodes), skipped)
+    return report
 
 
-def _episodes(bag: Bag, records: list[dict[str, Any]], actions: list[np.ndarray],
-              frames: dict[str, list[np.ndarray]]) -> tuple[list[list[Step]], Optional[str]]:
-    """Cut the per-step and per-frame streams into episodes of Steps; an unfinished last one left out."""
-    spans: list[tuple[int, int]] = []  # (first record, steps) per episode
-    i = 0
-    while i < len(records):
-        e = records[i]["episode"]
-        if e != len(spans):
-            raise DemoBagError(f"{bag.path}: {STEP_TOPIC} message {i} starts episode {e}, expected {len(spans)}")
-        j = i
-        while j < len(records) and records[j]["episode"] == e:
-            if records[j]["step"] != j - i:
-                raise DemoBagError(f"{bag.path}: {STEP_TOPIC} message {j} is step {records[j]['step']} of episode "
-                                   f"{e}, expected {j - i}")
-            if j > i and (records[j - 1]["terminated"] or records[j - 1]["truncated"]):
-                raise DemoBagError(f"{bag.path}: episode {e} goes on after its step {j - 1 - i} ended it")
-            j += 1
-        spans.append((i, j - i))
-        i = j
-    skipped = None
-    if spans and not (records[-1]["terminated"] or records[-1]["truncated"]):
-        e, n = len(spans) - 1, spans[-1][1]
-        skipped = f"episode {e} ({n} steps), which never ended"
-        spans.pop()
-    if not spans:
-        raise DemoBagError(f"{bag.path} holds no finished demo episode" + (f" (only {skipped})" if skipped else ""))
-    steps_needed = sum(n for _, n in spans)
-    frames_needed = sum(n + 1 for _, n in spans)
-    streams = {ACTION_TOPIC: (len(actions), steps_needed)}
-    streams.update({OBS_PREFIX + k: (len(f), frames_needed) for k, f in frames.items()})
-    for topic, (have, need) in streams.items():
-        if have < need or (have > need and skipped is None):
-            raise DemoBagError(f"{bag.path}: {topic} has {have} messages, the {len(spans)} finished episodes "
-                               f"({steps_needed} steps) need {need}")
-    episodes: list[list[Step]] = []
-    frame = 0
-    for e, (first, n) in enumerate(spans):
-        obs = {k: f[frame:frame + n + 1] for k, f in frames.items()}
-        recs = records[first:first + n]
-        episodes.append([Step(episode_id=e, step=t, obs={k: v[t] for k, v in obs.items()}, action=actions[first + t],
-                              reward=float(r["reward"]), terminated=r["terminated"], truncated=r["truncated"],
-                              next_obs={k: v[t + 1] for k, v in obs.items()}, intervened=r["intervened"],
-                              success=r["success"], grasp_penalty=float(r["grasp_penalty"]))
-                         for t, r in enumerate(recs)])
-        frame += n + 1
-    return episodes, skipped
+class _Rebuild:
+    """Episodes of Steps from the per-step and per-frame streams, matched by their log times.
+
+    Each step's record, action and observation share the time of its frame; the episode's
+    final observation is one control period after its last step. Matching by time (not by
+    position) lets the episodes a damaged chunk did not touch come back whole, and names
+    each one that cannot.
+    """
+
+    def __init__(self, bag: Bag, period_ns: int, expected: Optional[int]) -> None:
+        self.bag, self.period, self.expected = bag, period_ns, expected
+        self.dropped: list[str] = []  # one phrase per episode left out
+        self.episodes_lost = 0
+
+    def episodes(self, records: list[tuple[int, dict[str, Any]]], actions: dict[int, np.ndarray],
+                 frames: dict[str, dict[int, np.ndarray]]) -> list[list[Step]]:
+        by_episode: dict[int, list[tuple[int, dict[str, Any]]]] = {}
+        for t, r in records:
+            by_episode.setdefault(r["episode"], []).append((t, r))
+        seen = sorted(by_episode)
+        total = max(self.expected or 0, seen[-1] + 1 if seen else 0)
+        missing = [e for e in range(total) if e not in by_episode]
+        if missing:
+            self._drop(len(missing), f"{_ranges('episode', missing)} (none of its messages were readable)")
+        out = []
+        for e in seen:
+            why, steps = self._episode(e, sorted(by_episode[e], key=lambda x: x[1]["step"]), actions, frames)
+            if why:
+                self._drop(1, f"episode {e} ({why})")
+            else:
+                out.append([dataclasses.replace(s, episode_id=len(out)) for s in steps])
+        return out
+
+    def _drop(self, n: int, what: str) -> None:
+        self.episodes_lost += n
+        self.dropped.append(what)
+
+    def _episode(self, e: int, items: list[tuple[int, dict[str, Any]]], actions: dict[int, np.ndarray],
+                 frames: dict[str, dict[int, np.ndarray]]) -> tuple[Optional[str], list[Step]]:
+        numbers = [r["step"] for _, r in items]
+        if numbers != list(range(len(items))):
+            gone = sorted(set(range(max(numbers) + 1)) - set(numbers))
+            return (f"{_ranges('step', gone)} missing" if gone else "a step given twice"), []
+        ends = [r["terminated"] or r["truncated"] for _, r in items]
+        if any(ends[:-1]):
+            raise DemoBagError(f"{self.bag.path}: episode {e} goes on after its step {ends.index(True)} ended it")
+        if not ends[-1]:
+            return f"{len(items)} steps, which never ended", []
+        times = [t for t, _ in items] + [items[-1][0] + self.period]
+        for t, at in enumerate(times[:-1]):
+            if at not in actions:
+                return f"no {ACTION_TOPIC} message for step {t}", []
+        for key, stream in frames.items():
+            for t, at in enumerate(times):
+                if at not in stream:
+                    return f"no {OBS_PREFIX + key} frame for step {t}", []
+        steps = [Step(episode_id=e, step=t, obs={k: f[times[t]] for k, f in frames.items()}, action=actions[times[t]],
+                      reward=float(r["reward"]), terminated=r["terminated"], truncated=r["truncated"],
+                      next_obs={k: f[times[t + 1]] for k, f in frames.items()}, intervened=r["intervened"],
+                      success=r["success"], grasp_penalty=float(r["grasp_penalty"]))
+                 for t, (_, r) in enumerate(items)]
+        return None, steps
+
+    def losses(self, bag: Bag, repaired: Any, unused: int) -> str:
+        """Everything the import leaves out, in one phrase ('' when nothing)."""
+        parts = []
+        if self.dropped:
+            of = f" of {self.expected}" if self.expected else ""
+            parts.append(f"{self.episodes_lost}{of} episode(s): " + ", ".join(self.dropped[:5])
+                         + (f" and {len(self.dropped) - 5} more" if len(self.dropped) > 5 else ""))
+        if bag.damaged:
+            parts.append(bag.damage_line())
+        if repaired:
+            parts.append(f"what an earlier 'bag repair' {repaired}")
+        if unused > 0 and parts:
+            parts.append(f"{unused} readable messages of those episodes")
+        elif unused > 0:
+            parts.append(f"{unused} messages that belong to no whole episode")
+        return "; ".join(parts)
 
 
-__all__ = ["ACTION_TOPIC", "DemoBagError", "DemoFormatError", "ExportReport", "ImportReport", "MANIFEST_TOPIC",
-           "OBS_PREFIX", "STEP_TOPIC", "export_demos", "import_demos", "spaces_of", "BagError"]
+def _ranges(word: str, numbers: list[int]) -> str:
+    """``episode 3``, ``episodes 2-5, 9``: numbers in runs."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    shown = ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs[:8]) + (", ..." if len(runs) > 8 else "")
+    return f"{word}{'s' if len(numbers) > 1 else ''} {shown}"
+
+
+__all__ = ["ACTION_TOPIC", "DemoBagError", "DemoFormatError", "DemoLossError", "EPISODES_KEY", "ExportReport",
+           "ImportReport", "MANIFEST_TOPIC", "OBS_PREFIX", "STEP_TOPIC", "export_demos", "import_demos", "spaces_of",
+           "BagError"]
