@@ -9,9 +9,13 @@ streams policy weights back. The pieces, from the wire up:
   (raw bytes + dtype + shape; never pickle), refusing malformed payloads.
 * :mod:`~robot_rl.training.remote.spaces`: observation/action spaces as data, and the check that
   names the first differing key.
-* :mod:`~robot_rl.training.remote.security`: the shared-token interceptor and admission (the
-  learner's capacity goes only to callers with the token), TLS credentials, message
-  limits and keepalive; :mod:`~robot_rl.training.remote.refusals` counts what was refused.
+* :mod:`~robot_rl.training.remote.security`: the shared-token interceptor (the learner's
+  capacity goes only to callers with the token), TLS credentials, message limits and
+  keepalive; :mod:`~robot_rl.training.remote.intake` bounds authenticated calls per
+  connection and cancels those whose body never comes;
+  :mod:`~robot_rl.training.remote.refusals` counts what was refused;
+  :mod:`~robot_rl.training.remote.attacks` holds the token holder's attacks the tests and
+  ``bench/learner_attacks.py`` run.
 * :mod:`~robot_rl.training.remote.server` / :mod:`~robot_rl.training.remote.client`: the learner's
   server and the actor's client (bounded :mod:`~robot_rl.training.remote.outbox`, reconnects
   with backoff, weights handed over through :mod:`~robot_rl.training.remote.weights`).
@@ -21,6 +25,6 @@ streams policy weights back. The pieces, from the wire up:
 * :mod:`~robot_rl.training.remote.learner_process` / :mod:`~robot_rl.training.remote.actor_process`:
   ``robot-rl learner`` and ``robot-rl actor``.
 
-Only the modules that talk gRPC (server, client, security) import ``grpc``; codec and
+Only the modules that talk gRPC (server, client, security, attacks) import ``grpc``; codec and
 everything below it need just numpy and protobuf.
 """

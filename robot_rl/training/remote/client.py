@@ -19,6 +19,13 @@ batch refused with INVALID_ARGUMENT can never be stored: it is dropped and count
 (``rejected_steps``). OUT_OF_RANGE means the learner takes another seq next: the sender
 registers again, which tells it which, and renumbers its queue from there (see
 :mod:`robot_rl.training.remote.server` for every status).
+
+The actor id belongs to this client while it is registered: Register hands it a
+secret, which every later call carries. ALREADY_EXISTS (another live client holds the
+id, e.g. this actor's previous process, not yet silent for the learner's
+``learning.actor_lease_s``) and PERMISSION_DENIED (the id was taken over while this
+client was silent) are retried: the sender registers again with backoff, its queue
+kept, and the log says why in one line every few seconds.
 """
 
 from __future__ import annotations
@@ -45,8 +52,8 @@ from robot_rl.training.remote.weights import WeightSlot
 
 log = logging.getLogger(__name__)
 
-FATAL = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED,
-         grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.UNIMPLEMENTED}
+FATAL = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.UNIMPLEMENTED}
+ID_REFUSED = {grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.PERMISSION_DENIED}  # the id is another client's
 
 
 class Backoff:
@@ -75,6 +82,7 @@ class ActorClient:
         self.target = target or f"{cfg.host}:{cfg.port}"
         self.actor_id = actor_id or cfg.actor_id or default_actor_id()
         self.incarnation = uuid.uuid4().hex[:12]
+        self._secret = b""  # the learner's proof that this client holds actor_id (RegisterReply.secret)
         self.outbox = Outbox(cfg.batch_steps, cfg.queue_steps, cfg.batch_max_age_s)
         self.weights = WeightSlot()
         self._metadata = security.auth_metadata(token)
@@ -206,7 +214,7 @@ class ActorClient:
         assert self._stub is not None
         reply = self._stub.Register(
             pb.RegisterRequest(actor_id=self.actor_id, incarnation=self.incarnation,
-                               spaces=encode_spaces(self.spaces)),
+                               spaces=encode_spaces(self.spaces), secret=self._secret),
             timeout=self.cfg.rpc_deadline_s, metadata=self._metadata)
         if reply.learner_id != self.learner_id:
             resent = self.outbox.requeue_retained() if self.learner_id else 0
@@ -216,6 +224,7 @@ class ActorClient:
                      reply.learner_id, self.target, reply.weight_version,
                      f"; resending {resent} steps of the unfinished episode" if resent else "")
         self.learner_id = reply.learner_id
+        self._secret = reply.secret
         self.connects += 1
         self.outbox.ack(reply.acked_seq)
         self.outbox.renumber(reply.acked_seq + 1)  # the learner takes that seq next
@@ -241,6 +250,7 @@ class ActorClient:
                 continue
             try:
                 msg = self._encode(batch)
+                msg.secret = self._secret
                 ack = self._stub.PushTransitions(msg, timeout=self.cfg.rpc_deadline_s, metadata=self._metadata)
             except LearningError as err:
                 self._fail(err)
@@ -256,6 +266,10 @@ class ActorClient:
                               batch.seq, n, self.actor_id, err.details())
                     continue
                 if code == grpc.StatusCode.RESOURCE_EXHAUSTED:  # learner busy: the same batch, later
+                    self._stop.wait(backoff.next())
+                    continue
+                if code in ID_REFUSED:  # taken over while silent: ask for the id back, after a backoff
+                    self._registered.clear()
                     self._stop.wait(backoff.next())
                     continue
                 # Register again: the learner may have restarted, or (OUT_OF_RANGE) takes
@@ -275,7 +289,8 @@ class ActorClient:
                 continue
             try:
                 call = self._stub.StreamWeights(
-                    pb.WeightsRequest(actor_id=self.actor_id, have_version=self.weights.version),
+                    pb.WeightsRequest(actor_id=self.actor_id, have_version=self.weights.version,
+                                      secret=self._secret),
                     metadata=self._metadata)
                 self._stream_call = call
                 for msg in call:
@@ -289,8 +304,8 @@ class ActorClient:
                     return
                 if not self._handle(err, "receiving weights from"):
                     return
-                if err.code() == grpc.StatusCode.NOT_FOUND:
-                    self._registered.clear()  # learner restarted: the sender registers again
+                if err.code() == grpc.StatusCode.NOT_FOUND or err.code() in ID_REFUSED:
+                    self._registered.clear()  # learner restarted, or the id was taken: the sender registers again
             if not self._stop.is_set():
                 self._stop.wait(backoff.next())
 
@@ -315,7 +330,11 @@ class ActorClient:
             return False
         now = time.monotonic()
         quiet = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.OUT_OF_RANGE)
-        if code not in quiet and now - self._warned_at > 5.0:
+        if code in ID_REFUSED and now - self._warned_at > 5.0:
+            self._warned_at = now
+            log.warning("actor %s: learner %s refused its id while %s it (%s); retrying, %d steps queued",
+                        self.actor_id, self.target, doing, self.last_error, self.outbox.queued_steps)
+        elif code not in quiet and now - self._warned_at > 5.0:
             self._warned_at = now
             log.warning("actor %s: learner %s unreachable or busy while %s it (%s); retrying, %d steps queued",
                         self.actor_id, self.target, doing, self.last_error, self.outbox.queued_steps)

@@ -15,12 +15,14 @@ as long as it liked: 200 of them locked every actor out. Here:
   request (the wire does not tell the server whether the client called unary or
   streaming), on a small pool of its own, so it ends right after its headers and never
   touches the threads that serve actors;
-* an authenticated call must pass :class:`Admission` (a bound on concurrent calls and
-  on weight streams, counted only after authentication); beyond it the caller gets
-  RESOURCE_EXHAUSTED at once and retries later;
+* an authenticated call is counted by :class:`~robot_rl.training.remote.intake.Intake`:
+  a few calls per connection, a bounded number waiting for their body, each for at most
+  ``learning.body_timeout_s`` (the longest-waiting one is cancelled when too many wait),
+  and only calls whose body arrived take one of the places that do work; beyond them
+  the caller gets RESOURCE_EXHAUSTED at once and retries later. A token holder's
+  stalled calls thus never take a place from a caller that sends its body;
 * an admitted Register or PushTransitions must carry a deadline of at most
-  ``max_call_s`` (every actor sets ``learning.rpc_deadline_s``), so a stalled or stale
-  caller holds its slot and thread until that deadline at most.
+  ``max_call_s`` (every actor sets ``learning.rpc_deadline_s``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import grpc
 
 from robot_rl.config.learning import LearningConfig
 from robot_rl.errors import ConfigError
+from robot_rl.training.remote.intake import Intake, Ticket
 from robot_rl.training.remote.refusals import Refusals
 
 AUTH_KEY = "authorization"
@@ -46,49 +49,19 @@ def auth_metadata(token: str) -> tuple[tuple[str, str], ...]:
     return ((AUTH_KEY, SCHEME + token),)
 
 
-class Admission:
-    """How many authenticated calls run at once: short calls and weight streams apart.
-
-    Weight streams live as long as an actor does, so they get their own bound and can
-    never take the places Register and PushTransitions need.
-    """
-
-    def __init__(self, calls: int, streams: int) -> None:
-        self.limits = {False: calls, True: streams}
-        self._active = {False: 0, True: 0}
-        self._lock = threading.Lock()
-
-    def enter(self, streaming: bool) -> bool:
-        """Take a place (True), or False when all are taken."""
-        with self._lock:
-            if self._active[streaming] >= self.limits[streaming]:
-                return False
-            self._active[streaming] += 1
-            return True
-
-    def leave(self, streaming: bool) -> None:
-        with self._lock:
-            self._active[streaming] -= 1
-
-    @property
-    def threads(self) -> int:
-        """Worker threads that let every admitted call run at once."""
-        return self.limits[False] + self.limits[True]
-
-
 class TokenInterceptor(grpc.ServerInterceptor):
-    """Refuses calls without the token and calls beyond :class:`Admission`, before any handler runs.
+    """Refuses calls without the token before any handler runs, and counts the others in ``intake``.
 
-    Without ``admission`` only the token is checked (and admitted calls are passed on
+    Without ``intake`` only the token is checked (and admitted calls are passed on
     unchanged).
     """
 
-    def __init__(self, token: str, *, admission: Admission | None = None, max_call_s: float = 60.0,
+    def __init__(self, token: str, *, intake: Intake | None = None, max_call_s: float = 60.0,
                  refusals: Refusals | None = None) -> None:
         if not token:
             raise ValueError("the learner needs a non-empty token")
         self._expected = (SCHEME + token).encode()
-        self._admission = admission
+        self._intake = intake
         self._max_call_s = max_call_s
         self.refusals = refusals or Refusals()
         # Refusals never wait for anything; two threads of their own keep them off the actors' threads.
@@ -109,16 +82,10 @@ class TokenInterceptor(grpc.ServerInterceptor):
             which = "missing token: this learner requires the shared learning token" if presented is None \
                 else "wrong token: the learning token does not match the learner's"
             return self._refuse(handler, "unauthenticated", grpc.StatusCode.UNAUTHENTICATED, which)
-        if self._admission is None:
+        if self._intake is None:
             return handler
-        streaming = bool(handler.response_streaming)
-        if not self._admission.enter(streaming):
-            what = "weight streams (2 x learning.max_actors)" if streaming else \
-                "calls (learning.max_concurrent_calls)"
-            return self._refuse(handler, "busy", grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                f"learner busy: {self._admission.limits[streaming]} {what} in progress; "
-                                "retry shortly")
-        return _admitted(handler, lambda: self._admission.leave(streaming), self._max_call_s, self.refusals)
+        ticket = self._intake.headers(bool(handler.response_streaming))
+        return _admitted(handler, self._intake, ticket, self._max_call_s, self.refusals)
 
     def _refuse(self, handler: Any, cause: str, code: grpc.StatusCode, message: str) -> Any:
         """A handler that ends the call at once, without waiting for its request body."""
@@ -132,41 +99,59 @@ class TokenInterceptor(grpc.ServerInterceptor):
         return grpc.stream_unary_rpc_method_handler(abort)
 
 
-def _admitted(handler: Any, leave: Callable[[], None], max_call_s: float, refusals: Refusals) -> Any:
-    """``handler`` as a stream-request handler that reads its one request itself.
+def _admitted(handler: Any, intake: Intake, ticket: Ticket, max_call_s: float, refusals: Refusals) -> Any:
+    """``handler`` as a stream-request handler that reads its one request itself, counted by ``intake``.
 
-    Register and PushTransitions must carry a deadline of at most ``max_call_s``: the
-    wait for their body then ends at that deadline at the latest. ``leave`` runs when the
-    call is over, whatever happened.
+    Register and PushTransitions must carry a deadline of at most ``max_call_s``. The
+    call's place in ``intake`` is given back when it is over, whatever happened.
     """
     kwargs = {"request_deserializer": handler.request_deserializer,
               "response_serializer": handler.response_serializer}
+
+    def refuse(context: grpc.ServicerContext, cause: str, code: grpc.StatusCode, message: str) -> None:
+        refusals.count(cause, message, context.peer())
+        context.abort(code, message)
+
+    def admit(request_iterator: Iterator[Any], context: grpc.ServicerContext, short: bool) -> Any:
+        """The call's request once it may run; ends the call otherwise."""
+        refused = intake.start(ticket, context.peer(), context)
+        if refused is not None:
+            refuse(context, "connection_limit", grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+        if short:
+            remaining = context.time_remaining()
+            if remaining is None or remaining > max_call_s + DEADLINE_SLACK_S:
+                refuse(context, "no_deadline", grpc.StatusCode.INVALID_ARGUMENT,
+                       f"this call needs a deadline of at most {max_call_s:g} s (learning.max_call_s); "
+                       "set learning.rpc_deadline_s below it")
+        request = _one_request(request_iterator, context)
+        refused = intake.arrived(ticket)
+        if refused is not None:
+            if ticket.cause:  # cancelled while its body came in: counted when it was cancelled
+                context.abort(grpc.StatusCode.CANCELLED, refused)
+            refuse(context, "busy", grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+        return request
+
     if handler.response_streaming:
         def stream(request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
-            once = _Once(leave)
-            if not context.add_callback(once):  # runs when the stream ends, however it ends
-                once()
-            return _streamed(handler, request_iterator, context)
+            leave = _Once(lambda: intake.leave(ticket))
+            if not context.add_callback(leave):  # runs when the stream ends, however it ends
+                leave()
+            try:
+                request = admit(request_iterator, context, short=False)
+            except BaseException:
+                leave()
+                raise
+            return handler.unary_stream(request, context)
 
         return grpc.stream_stream_rpc_method_handler(stream, **kwargs)
 
     def unary(request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Any:
         try:
-            remaining = context.time_remaining()
-            if remaining is None or remaining > max_call_s + DEADLINE_SLACK_S:
-                message = (f"this call needs a deadline of at most {max_call_s:g} s (learning.max_call_s); "
-                           "set learning.rpc_deadline_s below it")
-                refusals.count("no_deadline", message, context.peer())
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, message)
-            return handler.unary_unary(_one_request(request_iterator, context), context)
+            return handler.unary_unary(admit(request_iterator, context, short=True), context)
         finally:
-            leave()
+            intake.leave(ticket)
 
     return grpc.stream_unary_rpc_method_handler(unary, **kwargs)
-
-
-def _streamed(handler: Any, request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
-    yield from handler.unary_stream(_one_request(request_iterator, context), context)
 
 
 class _Once:
@@ -184,9 +169,12 @@ class _Once:
 
 
 def _one_request(request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Any:
-    """The single request of a unary call (ends the call if the client sent none)."""
-    for request in request_iterator:
-        return request
+    """The single request of a unary call (ends the call if the client sent none, or it was cancelled)."""
+    try:
+        for request in request_iterator:
+            return request
+    except grpc.RpcError:  # cancelled (by the client, or by Intake for a body that never came)
+        context.abort(grpc.StatusCode.CANCELLED, "call cancelled before its request arrived")
     context.abort(grpc.StatusCode.INVALID_ARGUMENT, "this method takes exactly one request message")
 
 
@@ -227,11 +215,19 @@ def server_options(cfg: LearningConfig) -> list[tuple[str, Any]]:
         ("grpc.http2.min_time_between_pings_ms", int(cfg.keepalive_s * 1000 / 2)),
         # One learner per port: a second one must fail to bind instead of sharing it.
         ("grpc.so_reuseport", 0),
+        # HTTP/2 streams one connection may open at once: an actor needs 2; more wait on the
+        # client's side, before they reach the learner (intake.py bounds the rest).
+        ("grpc.max_concurrent_streams", 2 * cfg.max_calls_per_connection + 2),
+        # A connection that carries no call for 5 minutes is closed (clients reconnect when needed).
+        ("grpc.max_connection_idle_ms", 300_000),
     ]
 
 
 def channel_options(cfg: LearningConfig) -> list[tuple[str, Any]]:
     options = common_options(cfg) + [
+        # A connection of its own: the learner bounds calls per connection, and clients in one
+        # process would otherwise share one.
+        ("grpc.use_local_subchannel_pool", 1),
         ("grpc.initial_reconnect_backoff_ms", int(cfg.reconnect_min_s * 1000)),
         ("grpc.min_reconnect_backoff_ms", int(cfg.reconnect_min_s * 1000)),
         ("grpc.max_reconnect_backoff_ms", int(cfg.reconnect_max_s * 1000)),

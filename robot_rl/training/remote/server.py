@@ -33,11 +33,26 @@ INVALID_ARGUMENT     malformed, or can never be stored (non-finite or out-of-spa
                      values, episode longer than the learner holds); the actor drops
                      and counts it, and goes on with the next batch
 NOT_FOUND            not registered (learner restarted, or the slot expired): register
+PERMISSION_DENIED    the call lacks the secret of the actor id's holder: register again
+                     (presenting the secret it has)
+ALREADY_EXISTS       Register for an actor id another live client holds: retry later
 RESOURCE_EXHAUSTED   learner busy or all actor slots taken: retry after a backoff
 UNAVAILABLE          the learner could not store it (disk): retry after a backoff
 UNAUTHENTICATED      missing or wrong token: fatal
 FAILED_PRECONDITION  spaces differ from the learner's: fatal
 ==================== ==========================================================
+
+An actor id belongs to the client that registered it. Register hands out a secret
+(``secrets.token_bytes(32)``) that every later call for that id must carry: pushes
+(every step and every episode boundary), weight streams, and a Register with a new
+incarnation. A Register without it, for an id whose holder is live (a weight stream
+open, or a call within ``learning.actor_lease_s``), is refused with ALREADY_EXISTS and
+the holder's open episode is untouched. Once the holder has been silent for the lease
+(a process killed with -9 closes its stream at once; a host that vanished, after the
+keepalive timeout), a new client may take the id: the old incarnation is forgotten
+(the sink counts its unfinished episode as lost and logs it), the new one gets a fresh
+secret. That is how an actor restarted after a crash gets its id back; until then it
+retries, and its log says why. Steps are never stored under an id without its secret.
 
 Every refusal is counted by cause (:meth:`LearnerServer.refusals`, and per actor in
 :class:`ActorStats`) and each cause is logged once.
@@ -49,8 +64,10 @@ recognised and weight versions keep increasing across restarts.
 
 from __future__ import annotations
 
+import hmac
 import logging
 import re
+import secrets
 import threading
 import time
 import uuid
@@ -66,9 +83,10 @@ from robot_rl.data.transition import Step
 from robot_rl.training.remote import security
 from robot_rl.training.remote.codec import ActorReport, DecodedBatch, decode_batch, decode_spaces, encode_weights
 from robot_rl.training.remote.errors import LearningError, PayloadError
+from robot_rl.training.remote.intake import Intake
 from robot_rl.training.remote.proto import learning_pb2 as pb
 from robot_rl.training.remote.proto import learning_pb2_grpc as pb_grpc
-from robot_rl.training.remote.refusals import Refusals
+from robot_rl.training.remote.refusals import Refusals, peer_host
 from robot_rl.training.remote.spaces import EnvSpaces
 from robot_rl.training.remote.weights import WeightBoard
 
@@ -103,12 +121,23 @@ class ActorStats:
     out_of_order: int = 0  # batches refused with OUT_OF_RANGE (not the next seq)
     registered: bool = False  # holds one of the learner's max_actors slots
     weights_sent: int = 0
+    takeovers_refused: int = 0  # Register calls for this id from a client without its secret, refused
+    takeovers: int = 0  # times a new client took this id after its holder fell silent for actor_lease_s
     weight_version_sent: int = 0
     streaming: bool = False
     report: ActorReport = field(default_factory=ActorReport)
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass
+class _Holder:
+    """Who holds an actor id: the secret handed out, where from, and when it last called."""
+
+    secret: bytes
+    peer: str
+    last_call: float  # time.monotonic()
 
 
 class LearnerServer:
@@ -126,10 +155,12 @@ class LearnerServer:
         self._acked: dict[tuple[str, str], int] = dict(acked or {})
         self._actor_locks: dict[tuple[str, str], threading.Lock] = {}
         self._registered: dict[str, str] = {}  # actor id -> current incarnation (the max_actors slots)
+        self._holders: dict[str, _Holder] = {}  # actor id -> its holder, for every registered id
         self._streams: dict[str, int] = {}  # actor id -> weight streams open
         self._stats: dict[str, ActorStats] = {}
         self._refusals = Refusals()
         self._interceptor: security.TokenInterceptor | None = None
+        self._intake: Intake | None = None
         self._server: grpc.Server | None = None
         self.port: int | None = None
         self.received_steps = 0
@@ -143,12 +174,15 @@ class LearnerServer:
             raise LearningError(f"refusing to listen on {host}:{port} without TLS: the token would cross "
                                 "the network in clear text (enable learning.tls, or set "
                                 "learning.insecure_remote: true on a trusted network)")
-        # Admission is counted after the token check (security.py); gRPC's own
-        # maximum_concurrent_rpcs would count unauthenticated calls too, so it is not used.
-        admission = security.Admission(self.cfg.call_slots, self.cfg.stream_slots)
-        self._interceptor = security.TokenInterceptor(self._token, admission=admission,
+        # Calls are counted after the token check (security.py, intake.py); gRPC's own
+        # maximum_concurrent_rpcs would count unauthenticated and stalled calls too, so it is not used.
+        self._intake = Intake(calls=self.cfg.call_slots, streams=self.cfg.stream_slots,
+                              per_connection=self.cfg.max_calls_per_connection,
+                              max_waiting=self.cfg.max_waiting_calls, body_timeout_s=self.cfg.body_timeout_s,
+                              refusals=self._refusals)
+        self._interceptor = security.TokenInterceptor(self._token, intake=self._intake,
                                                       max_call_s=self.cfg.max_call_s, refusals=self._refusals)
-        pool = futures.ThreadPoolExecutor(max_workers=admission.threads, thread_name_prefix="learner-rpc")
+        pool = futures.ThreadPoolExecutor(max_workers=self._intake.threads, thread_name_prefix="learner-rpc")
         server = grpc.server(pool, interceptors=[self._interceptor], options=security.server_options(self.cfg))
         pb_grpc.add_LearnerServicer_to_server(_Service(self), server)
         address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
@@ -174,6 +208,8 @@ class LearnerServer:
             self._server = None
         if self._interceptor is not None:
             self._interceptor.close()
+        if self._intake is not None:
+            self._intake.close()
         self._refusals.flush()
 
     # -- training loop side ---------------------------------------------------------------
@@ -197,6 +233,10 @@ class LearnerServer:
     def refusals(self) -> dict[str, int]:
         """Refused calls and batches so far, by cause (unauthenticated, busy, out_of_order, ...)."""
         return self._refusals.snapshot()
+
+    def calls(self) -> dict[str, int]:
+        """Authenticated calls now waiting for their body, running, and weight streams (intake.py)."""
+        return self._intake.snapshot() if self._intake is not None else {}
 
     def acked(self) -> dict[tuple[str, str], int]:
         with self._lock:
@@ -223,14 +263,48 @@ class LearnerServer:
         if diff:
             self._refuse(context, "spaces_mismatch", grpc.StatusCode.FAILED_PRECONDITION,
                          f"actor '{actor_id}' refused: its spaces differ from the learner's: {diff}")
+        peer = context.peer()
         with self._lock:
-            acked = self._admit(actor_id, incarnation) if self._take_slot(actor_id) else None
+            held = self._check_holder(actor_id, request.secret, peer)
+            acked = self._admit(actor_id, incarnation, peer) if held is None and self._take_slot(actor_id) else None
+            secret = self._holders[actor_id].secret if acked is not None else b""
+        if held is not None:
+            self._refuse(context, "id_held", grpc.StatusCode.ALREADY_EXISTS, held)
         if acked is None:
             self._refuse(context, "actors_full", grpc.StatusCode.RESOURCE_EXHAUSTED,
                          f"learner already serves {self.cfg.max_actors} actors (learning.max_actors); a slot "
                          "frees when an actor is idle for learning.registration_ttl_s; retry later")
-        log.info("actor %s registered (incarnation %s, acked seq %d)", actor_id, incarnation, acked)
-        return pb.RegisterReply(learner_id=self.learner_id, weight_version=self._board.version, acked_seq=acked)
+        log.info("actor %s registered from %s (incarnation %s, acked seq %d)", actor_id, peer_host(peer),
+                 incarnation, acked)
+        return pb.RegisterReply(learner_id=self.learner_id, weight_version=self._board.version, acked_seq=acked,
+                                secret=secret)
+
+    def _check_holder(self, actor_id: str, presented: bytes, peer: str) -> str | None:
+        """None when this caller may hold ``actor_id``; else why not (holds the lock).
+
+        The caller may if nobody holds the id, if it presents the holder's secret, or if the
+        holder has been silent (no weight stream, no call) for ``learning.actor_lease_s``:
+        then the id is taken over and the old holder's secret is void.
+        """
+        holder = self._holders.get(actor_id)
+        if holder is None or (presented and hmac.compare_digest(holder.secret, presented)):
+            return None
+        silent = time.monotonic() - holder.last_call
+        stats = self._stats[actor_id]
+        if self._streams.get(actor_id) or silent < self.cfg.actor_lease_s:
+            stats.takeovers_refused += 1
+            live = "holds a weight stream" if self._streams.get(actor_id) else f"called {silent:.1f} s ago"
+            return (f"actor id '{actor_id}' belongs to another client ({peer_host(holder.peer)}, which {live}); "
+                    f"{'the secret presented is not its secret' if presented else 'no secret was presented'}. "
+                    f"A client may take it once the holder has been silent for learning.actor_lease_s "
+                    f"({self.cfg.actor_lease_s:g} s); choose another learning.actor_id if this is another actor")
+        log.warning("actor id %s taken over by %s: its holder (%s) was silent for %.1f s (learning.actor_lease_s)",
+                    actor_id, peer_host(peer), peer_host(holder.peer), silent)
+        stats.takeovers += 1
+        old = self._registered[actor_id]
+        self._release(actor_id)  # the old incarnation can send no more; the new holder starts afresh
+        self._acked.pop((actor_id, old), None)
+        return None
 
     def _take_slot(self, actor_id: str) -> bool:
         """True when ``actor_id`` holds a slot or one is free, expiring an idle one if needed (holds the lock)."""
@@ -249,11 +323,12 @@ class LearnerServer:
     def _release(self, actor_id: str) -> None:
         """``actor_id`` gives its slot up; its incarnation can send no more (holds the lock)."""
         incarnation = self._registered.pop(actor_id)
+        self._holders.pop(actor_id, None)
         self._stats[actor_id].registered = False
         self._actor_locks.pop((actor_id, incarnation), None)
         self._forget(actor_id, incarnation)
 
-    def _admit(self, actor_id: str, incarnation: str) -> int:
+    def _admit(self, actor_id: str, incarnation: str, peer: str) -> int:
         """Record a registration (holds the lock); returns the seq the learner holds up to."""
         previous = self._registered.get(actor_id)
         if previous is not None and previous != incarnation:
@@ -268,9 +343,27 @@ class LearnerServer:
         stats.registered = True
         stats.last_seen_unix = time.time()
         self._registered[actor_id] = incarnation
+        holder = self._holders.get(actor_id)
+        if holder is None:
+            holder = self._holders[actor_id] = _Holder(secrets.token_bytes(32), peer, 0.0)
+        holder.last_call = time.monotonic()
         key = (actor_id, incarnation)
         self._actor_locks.setdefault(key, threading.Lock())
         return self._acked.get(key, 0)
+
+    def _owns(self, actor_id: str, presented: bytes) -> str | None:
+        """None when ``presented`` is the secret of ``actor_id``'s holder (or nobody holds it); else why not.
+
+        Holds the lock. A call that proves it is the holder counts as a sign of life.
+        """
+        holder = self._holders.get(actor_id)
+        if holder is None:
+            return None  # not registered: the caller gets NOT_FOUND and registers
+        if not presented or not hmac.compare_digest(holder.secret, presented):
+            return (f"it does not carry the secret the learner gave the client that holds this actor id "
+                    f"({'none' if not presented else 'a wrong one'} presented); register to get one")
+        holder.last_call = time.monotonic()
+        return None
 
     def _forget(self, actor_id: str, incarnation: str) -> None:
         forget = getattr(self.sink, "forget", None)
@@ -287,9 +380,13 @@ class LearnerServer:
         actor_id, incarnation, seq = request.actor_id, request.incarnation, int(request.seq)
         key = (actor_id, incarnation)
         with self._lock:
+            owned = self._owns(actor_id, request.secret)
             registered = self._registered.get(actor_id) == incarnation
             actor_lock = self._actor_locks.get(key)
             stats = self._stats.get(actor_id)
+        if owned is not None:
+            self._refuse(context, "wrong_secret", grpc.StatusCode.PERMISSION_DENIED,
+                         f"batch {seq} for actor '{actor_id[:200]}' refused, nothing stored: {owned}")
         if not registered or actor_lock is None or stats is None:
             self._refuse(context, "not_registered", grpc.StatusCode.NOT_FOUND,
                          f"actor '{actor_id[:200]}' is not registered with learner {self.learner_id}; "
@@ -352,10 +449,14 @@ class LearnerServer:
     def _stream(self, request: pb.WeightsRequest, context: grpc.ServicerContext) -> Iterator[pb.Weights]:
         actor_id = request.actor_id
         with self._lock:
-            stats = self._stats.get(actor_id) if actor_id in self._registered else None
+            owned = self._owns(actor_id, request.secret)
+            stats = self._stats.get(actor_id) if actor_id in self._registered and owned is None else None
             if stats is not None:
                 self._streams[actor_id] = self._streams.get(actor_id, 0) + 1
                 stats.streaming = True
+        if owned is not None:
+            self._refuse(context, "wrong_secret", grpc.StatusCode.PERMISSION_DENIED,
+                         f"weights for actor '{actor_id[:200]}' refused: {owned}")
         if stats is None:
             self._refuse(context, "not_registered", grpc.StatusCode.NOT_FOUND,
                          f"actor '{actor_id[:200]}' is not registered with learner {self.learner_id}; "
@@ -380,6 +481,9 @@ class LearnerServer:
                     del self._streams[actor_id]
                 stats.streaming = actor_id in self._streams
                 stats.last_seen_unix = time.time()
+                holder = self._holders.get(actor_id)
+                if holder is not None and hmac.compare_digest(holder.secret, request.secret):
+                    holder.last_call = time.monotonic()  # the lease runs from the stream's end
 
 
 class _Service(pb_grpc.LearnerServicer):

@@ -99,8 +99,8 @@ def test_malformed_payload_is_refused_and_the_other_actor_keeps_streaming(server
         with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             stub = pb_grpc.LearnerStub(channel)
             md = auth_metadata(TOKEN)
-            stub.Register(pb.RegisterRequest(actor_id="evil", incarnation="i", spaces=encode_spaces(SPACES)),
-                          metadata=md, timeout=5)
+            secret = stub.Register(pb.RegisterRequest(actor_id="evil", incarnation="i",
+                                                      spaces=encode_spaces(SPACES)), metadata=md, timeout=5).secret
             steps = list(syn.episode(SPACES, 0, 4, rng))
             bad_bytes = encode_batch(steps, SPACES, actor_id="evil", incarnation="i", seq=1)
             bad_bytes.obs["front"].data = bad_bytes.obs["front"].data[:100]
@@ -110,6 +110,7 @@ def test_malformed_payload_is_refused_and_the_other_actor_keeps_streaming(server
             bad_nan = encode_batch(steps, SPACES, actor_id="evil", incarnation="i", seq=1)
             bad_nan.obs["state"].data = np.full((4, 11), np.nan, np.float32).tobytes()
             for i, msg in enumerate((bad_bytes, bad_dtype, bad_nan)):
+                msg.secret = secret  # the caller holds "evil": its batches are refused for what they hold
                 for step in syn.episode(SPACES, i, 6, rng):  # the good actor streams meanwhile
                     good.submit(step)
                 with pytest.raises(grpc.RpcError) as err:

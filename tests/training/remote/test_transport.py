@@ -173,10 +173,11 @@ def test_a_resent_batch_is_acked_but_stored_once(learner):
     with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
         stub = pb_grpc.LearnerStub(channel)
         md = auth_metadata(TOKEN)
-        stub.Register(pb.RegisterRequest(actor_id="r", incarnation="x", spaces=encode_spaces(SPACES)), metadata=md,
-                      timeout=5)
+        reply = stub.Register(pb.RegisterRequest(actor_id="r", incarnation="x", spaces=encode_spaces(SPACES)),
+                              metadata=md, timeout=5)
         steps = list(syn.episode(SPACES, 0, 4, np.random.default_rng(0)))
         msg = encode_batch(steps, SPACES, actor_id="r", incarnation="x", seq=1)
+        msg.secret = reply.secret
         first = stub.PushTransitions(msg, metadata=md, timeout=5)
         again = stub.PushTransitions(msg, metadata=md, timeout=5)
     assert (first.accepted, first.duplicate) == (4, False)

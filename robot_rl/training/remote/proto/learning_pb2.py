@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n-robot_rl/training/remote/proto/learning.proto\x12\x14robot_rl.learning.v1\"4\n\x06Tensor\x12\r\n\x05\x64type\x18\x01 \x01(\t\x12\r\n\x05shape\x18\x02 \x03(\x03\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\"\x8d\x01\n\tSpaceSpec\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05\x64type\x18\x02 \x01(\t\x12\r\n\x05shape\x18\x03 \x03(\x03\x12)\n\x03low\x18\x04 \x01(\x0b\x32\x1c.robot_rl.learning.v1.Tensor\x12*\n\x04high\x18\x05 \x01(\x0b\x32\x1c.robot_rl.learning.v1.Tensor\"o\n\x06Spaces\x12\x34\n\x0bobservation\x18\x01 \x03(\x0b\x32\x1f.robot_rl.learning.v1.SpaceSpec\x12/\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x1f.robot_rl.learning.v1.SpaceSpec\"f\n\x0fRegisterRequest\x12\x10\n\x08\x61\x63tor_id\x18\x01 \x01(\t\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\x12,\n\x06spaces\x18\x03 \x01(\x0b\x32\x1c.robot_rl.learning.v1.Spaces\"N\n\rRegisterReply\x12\x12\n\nlearner_id\x18\x01 \x01(\t\x12\x16\n\x0eweight_version\x18\x02 \x01(\x04\x12\x11\n\tacked_seq\x18\x03 \x01(\x04\"\x99\x01\n\x08\x46inalObs\x12\r\n\x05index\x18\x01 \x01(\r\x12\x34\n\x03obs\x18\x02 \x03(\x0b\x32\'.robot_rl.learning.v1.FinalObs.ObsEntry\x1aH\n\x08ObsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12+\n\x05value\x18\x02 \x01(\x0b\x32\x1c.robot_rl.learning.v1.Tensor:\x02\x38\x01\"\x9b\x01\n\x0b\x41\x63torReport\x12\x11\n\tenv_steps\x18\x01 \x01(\x04\x12\x10\n\x08\x65pisodes\x18\x02 \x01(\x04\x12\x15\n\rdropped_steps\x18\x03 \x01(\x04\x12\"\n\x1a\x64ropped_intervention_steps\x18\x04 \x01(\x04\x12\x14\n\x0cqueued_steps\x18\x05 \x01(\x04\x12\x16\n\x0eweight_version\x18\x06 \x01(\x04\"\xf4\x03\n\x0fTransitionBatch\x12\x10\n\x08\x61\x63tor_id\x18\x01 \x01(\t\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\x12\x0b\n\x03seq\x18\x03 \x01(\x04\x12\x12\n\nepisode_id\x18\x04 \x03(\x03\x12\x0c\n\x04step\x18\x05 \x03(\x03\x12\x12\n\nterminated\x18\x06 \x03(\x08\x12\x11\n\ttruncated\x18\x07 \x03(\x08\x12\x12\n\nintervened\x18\x08 \x03(\x08\x12\x0f\n\x07success\x18\t \x03(\x08\x12\x0e\n\x06reward\x18\n \x03(\x01\x12\x15\n\rgrasp_penalty\x18\x0b \x03(\x01\x12,\n\x06\x61\x63tion\x18\x0c \x01(\x0b\x32\x1c.robot_rl.learning.v1.Tensor\x12;\n\x03obs\x18\r \x03(\x0b\x32..robot_rl.learning.v1.TransitionBatch.ObsEntry\x12\x30\n\x08next_obs\x18\x0e \x03(\x0b\x32\x1e.robot_rl.learning.v1.FinalObs\x12\x31\n\x06report\x18\x0f \x01(\x0b\x32!.robot_rl.learning.v1.ActorReport\x1aH\n\x08ObsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12+\n\x05value\x18\x02 \x01(\x0b\x32\x1c.robot_rl.learning.v1.Tensor:\x02\x38\x01\"<\n\x08\x42\x61tchAck\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\r\x12\x11\n\tduplicate\x18\x03 \x01(\x08\"8\n\x0eWeightsRequest\x12\x10\n\x08\x61\x63tor_id\x18\x01 \x01(\t\x12\x14\n\x0chave_version\x18\x02 \x01(\x04\"\xd6\x01\n\x07Weights\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12;\n\x07tensors\x18\x02 \x03(\x0b\x32*.robot_rl.learning.v1.Weights.TensorsEntry\x12\x17\n\x0flearner_updates\x18\x03 \x01(\x04\x12\x16\n\x0epublished_unix\x18\x04 \x01(\x01\x1aL\n\x0cTensorsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12+\n\x05value\x18\x02 \x01(\x0b\x32\x1c.robot_rl.learning.v1.Tensor:\x02\x38\x01\x32\x93\x02\n\x07Learner\x12V\n\x08Register\x12%.robot_rl.learning.v1.RegisterRequest\x1a#.robot_rl.learning.v1.RegisterReply\x12X\n\x0fPushTransitions\x12%.robot_rl.learning.v1.TransitionBatch\x1a\x1e.robot_rl.learning.v1.BatchAck\x12V\n\rStreamWeights\x12$.robot_rl.learning.v1.WeightsRequest\x1a\x1d.robot_rl.learning.v1.Weights0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n-robot_rl/training/remote/proto/learning.proto\x12\x14robot_rl.learning.v1\"4\n\x06Tensor\x12\r\n\x05\x64type\x18\x01 \x01(\t\x12\r\n\x05shape\x18\x02 \x03(\x03\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\"\x8d\x01\n\tSpaceSpec\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05\x64type\x18\x02 \x01(\t\x12\r\n\x05shape\x18\x03 \x03(\x03\x12)\n\x03low\x18\x04 \x01(\x0b\x32\x1c.robot_rl.learning.v1.Tensor\x12*\n\x04high\x18\x05 \x01(\x0b\x32\x1c.robot_rl.learning.v1.Tensor\"o\n\x06Spaces\x12\x34\n\x0bobservation\x18\x01 \x03(\x0b\x32\x1f.robot_rl.learning.v1.SpaceSpec\x12/\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x1f.robot_rl.learning.v1.SpaceSpec\"v\n\x0fRegisterRequest\x12\x10\n\x08\x61\x63tor_id\x18\x01 \x01(\t\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\x12,\n\x06spaces\x18\x03 \x01(\x0b\x32\x1c.robot_rl.learning.v1.Spaces\x12\x0e\n\x06secret\x18\x04 \x01(\x0c\"^\n\rRegisterReply\x12\x12\n\nlearner_id\x18\x01 \x01(\t\x12\x16\n\x0eweight_version\x18\x02 \x01(\x04\x12\x11\n\tacked_seq\x18\x03 \x01(\x04\x12\x0e\n\x06secret\x18\x04 \x01(\x0c\"\x99\x01\n\x08\x46inalObs\x12\r\n\x05index\x18\x01 \x01(\r\x12\x34\n\x03obs\x18\x02 \x03(\x0b\x32\'.robot_rl.learning.v1.FinalObs.ObsEntry\x1aH\n\x08ObsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12+\n\x05value\x18\x02 \x01(\x0b\x32\x1c.robot_rl.learning.v1.Tensor:\x02\x38\x01\"\x9b\x01\n\x0b\x41\x63torReport\x12\x11\n\tenv_steps\x18\x01 \x01(\x04\x12\x10\n\x08\x65pisodes\x18\x02 \x01(\x04\x12\x15\n\rdropped_steps\x18\x03 \x01(\x04\x12\"\n\x1a\x64ropped_intervention_steps\x18\x04 \x01(\x04\x12\x14\n\x0cqueued_steps\x18\x05 \x01(\x04\x12\x16\n\x0eweight_version\x18\x06 \x01(\x04\"\x84\x04\n\x0fTransitionBatch\x12\x10\n\x08\x61\x63tor_id\x18\x01 \x01(\t\x12\x13\n\x0bincarnation\x18\x02 \x01(\t\x12\x0b\n\x03seq\x18\x03 \x01(\x04\x12\x12\n\nepisode_id\x18\x04 \x03(\x03\x12\x0c\n\x04step\x18\x05 \x03(\x03\x12\x12\n\nterminated\x18\x06 \x03(\x08\x12\x11\n\ttruncated\x18\x07 \x03(\x08\x12\x12\n\nintervened\x18\x08 \x03(\x08\x12\x0f\n\x07success\x18\t \x03(\x08\x12\x0e\n\x06reward\x18\n \x03(\x01\x12\x15\n\rgrasp_penalty\x18\x0b \x03(\x01\x12,\n\x06\x61\x63tion\x18\x0c \x01(\x0b\x32\x1c.robot_rl.learning.v1.Tensor\x12;\n\x03obs\x18\r \x03(\x0b\x32..robot_rl.learning.v1.TransitionBatch.ObsEntry\x12\x30\n\x08next_obs\x18\x0e \x03(\x0b\x32\x1e.robot_rl.learning.v1.FinalObs\x12\x31\n\x06report\x18\x0f \x01(\x0b\x32!.robot_rl.learning.v1.ActorReport\x12\x0e\n\x06secret\x18\x10 \x01(\x0c\x1aH\n\x08ObsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12+\n\x05value\x18\x02 \x01(\x0b\x32\x1c.robot_rl.learning.v1.Tensor:\x02\x38\x01\"<\n\x08\x42\x61tchAck\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\r\x12\x11\n\tduplicate\x18\x03 \x01(\x08\"H\n\x0eWeightsRequest\x12\x10\n\x08\x61\x63tor_id\x18\x01 \x01(\t\x12\x14\n\x0chave_version\x18\x02 \x01(\x04\x12\x0e\n\x06secret\x18\x03 \x01(\x0c\"\xd6\x01\n\x07Weights\x12\x0f\n\x07version\x18\x01 \x01(\x04\x12;\n\x07tensors\x18\x02 \x03(\x0b\x32*.robot_rl.learning.v1.Weights.TensorsEntry\x12\x17\n\x0flearner_updates\x18\x03 \x01(\x04\x12\x16\n\x0epublished_unix\x18\x04 \x01(\x01\x1aL\n\x0cTensorsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12+\n\x05value\x18\x02 \x01(\x0b\x32\x1c.robot_rl.learning.v1.Tensor:\x02\x38\x01\x32\x93\x02\n\x07Learner\x12V\n\x08Register\x12%.robot_rl.learning.v1.RegisterRequest\x1a#.robot_rl.learning.v1.RegisterReply\x12X\n\x0fPushTransitions\x12%.robot_rl.learning.v1.TransitionBatch\x1a\x1e.robot_rl.learning.v1.BatchAck\x12V\n\rStreamWeights\x12$.robot_rl.learning.v1.WeightsRequest\x1a\x1d.robot_rl.learning.v1.Weights0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,27 +44,27 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SPACES']._serialized_start=269
   _globals['_SPACES']._serialized_end=380
   _globals['_REGISTERREQUEST']._serialized_start=382
-  _globals['_REGISTERREQUEST']._serialized_end=484
-  _globals['_REGISTERREPLY']._serialized_start=486
-  _globals['_REGISTERREPLY']._serialized_end=564
-  _globals['_FINALOBS']._serialized_start=567
-  _globals['_FINALOBS']._serialized_end=720
-  _globals['_FINALOBS_OBSENTRY']._serialized_start=648
-  _globals['_FINALOBS_OBSENTRY']._serialized_end=720
-  _globals['_ACTORREPORT']._serialized_start=723
-  _globals['_ACTORREPORT']._serialized_end=878
-  _globals['_TRANSITIONBATCH']._serialized_start=881
-  _globals['_TRANSITIONBATCH']._serialized_end=1381
-  _globals['_TRANSITIONBATCH_OBSENTRY']._serialized_start=648
-  _globals['_TRANSITIONBATCH_OBSENTRY']._serialized_end=720
-  _globals['_BATCHACK']._serialized_start=1383
-  _globals['_BATCHACK']._serialized_end=1443
-  _globals['_WEIGHTSREQUEST']._serialized_start=1445
-  _globals['_WEIGHTSREQUEST']._serialized_end=1501
-  _globals['_WEIGHTS']._serialized_start=1504
-  _globals['_WEIGHTS']._serialized_end=1718
-  _globals['_WEIGHTS_TENSORSENTRY']._serialized_start=1642
-  _globals['_WEIGHTS_TENSORSENTRY']._serialized_end=1718
-  _globals['_LEARNER']._serialized_start=1721
-  _globals['_LEARNER']._serialized_end=1996
+  _globals['_REGISTERREQUEST']._serialized_end=500
+  _globals['_REGISTERREPLY']._serialized_start=502
+  _globals['_REGISTERREPLY']._serialized_end=596
+  _globals['_FINALOBS']._serialized_start=599
+  _globals['_FINALOBS']._serialized_end=752
+  _globals['_FINALOBS_OBSENTRY']._serialized_start=680
+  _globals['_FINALOBS_OBSENTRY']._serialized_end=752
+  _globals['_ACTORREPORT']._serialized_start=755
+  _globals['_ACTORREPORT']._serialized_end=910
+  _globals['_TRANSITIONBATCH']._serialized_start=913
+  _globals['_TRANSITIONBATCH']._serialized_end=1429
+  _globals['_TRANSITIONBATCH_OBSENTRY']._serialized_start=680
+  _globals['_TRANSITIONBATCH_OBSENTRY']._serialized_end=752
+  _globals['_BATCHACK']._serialized_start=1431
+  _globals['_BATCHACK']._serialized_end=1491
+  _globals['_WEIGHTSREQUEST']._serialized_start=1493
+  _globals['_WEIGHTSREQUEST']._serialized_end=1565
+  _globals['_WEIGHTS']._serialized_start=1568
+  _globals['_WEIGHTS']._serialized_end=1782
+  _globals['_WEIGHTS_TENSORSENTRY']._serialized_start=1706
+  _globals['_WEIGHTS_TENSORSENTRY']._serialized_end=1782
+  _globals['_LEARNER']._serialized_start=1785
+  _globals['_LEARNER']._serialized_end=2060
 # @@protoc_insertion_point(module_scope)

@@ -39,24 +39,28 @@ class Spaces(_message.Message):
     def __init__(self, observation: _Optional[_Iterable[_Union[SpaceSpec, _Mapping]]] = ..., action: _Optional[_Union[SpaceSpec, _Mapping]] = ...) -> None: ...
 
 class RegisterRequest(_message.Message):
-    __slots__ = ("actor_id", "incarnation", "spaces")
+    __slots__ = ("actor_id", "incarnation", "spaces", "secret")
     ACTOR_ID_FIELD_NUMBER: _ClassVar[int]
     INCARNATION_FIELD_NUMBER: _ClassVar[int]
     SPACES_FIELD_NUMBER: _ClassVar[int]
+    SECRET_FIELD_NUMBER: _ClassVar[int]
     actor_id: str
     incarnation: str
     spaces: Spaces
-    def __init__(self, actor_id: _Optional[str] = ..., incarnation: _Optional[str] = ..., spaces: _Optional[_Union[Spaces, _Mapping]] = ...) -> None: ...
+    secret: bytes
+    def __init__(self, actor_id: _Optional[str] = ..., incarnation: _Optional[str] = ..., spaces: _Optional[_Union[Spaces, _Mapping]] = ..., secret: _Optional[bytes] = ...) -> None: ...
 
 class RegisterReply(_message.Message):
-    __slots__ = ("learner_id", "weight_version", "acked_seq")
+    __slots__ = ("learner_id", "weight_version", "acked_seq", "secret")
     LEARNER_ID_FIELD_NUMBER: _ClassVar[int]
     WEIGHT_VERSION_FIELD_NUMBER: _ClassVar[int]
     ACKED_SEQ_FIELD_NUMBER: _ClassVar[int]
+    SECRET_FIELD_NUMBER: _ClassVar[int]
     learner_id: str
     weight_version: int
     acked_seq: int
-    def __init__(self, learner_id: _Optional[str] = ..., weight_version: _Optional[int] = ..., acked_seq: _Optional[int] = ...) -> None: ...
+    secret: bytes
+    def __init__(self, learner_id: _Optional[str] = ..., weight_version: _Optional[int] = ..., acked_seq: _Optional[int] = ..., secret: _Optional[bytes] = ...) -> None: ...
 
 class FinalObs(_message.Message):
     __slots__ = ("index", "obs")
@@ -90,7 +94,7 @@ class ActorReport(_message.Message):
     def __init__(self, env_steps: _Optional[int] = ..., episodes: _Optional[int] = ..., dropped_steps: _Optional[int] = ..., dropped_intervention_steps: _Optional[int] = ..., queued_steps: _Optional[int] = ..., weight_version: _Optional[int] = ...) -> None: ...
 
 class TransitionBatch(_message.Message):
-    __slots__ = ("actor_id", "incarnation", "seq", "episode_id", "step", "terminated", "truncated", "intervened", "success", "reward", "grasp_penalty", "action", "obs", "next_obs", "report")
+    __slots__ = ("actor_id", "incarnation", "seq", "episode_id", "step", "terminated", "truncated", "intervened", "success", "reward", "grasp_penalty", "action", "obs", "next_obs", "report", "secret")
     class ObsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -113,6 +117,7 @@ class TransitionBatch(_message.Message):
     OBS_FIELD_NUMBER: _ClassVar[int]
     NEXT_OBS_FIELD_NUMBER: _ClassVar[int]
     REPORT_FIELD_NUMBER: _ClassVar[int]
+    SECRET_FIELD_NUMBER: _ClassVar[int]
     actor_id: str
     incarnation: str
     seq: int
@@ -128,7 +133,8 @@ class TransitionBatch(_message.Message):
     obs: _containers.MessageMap[str, Tensor]
     next_obs: _containers.RepeatedCompositeFieldContainer[FinalObs]
     report: ActorReport
-    def __init__(self, actor_id: _Optional[str] = ..., incarnation: _Optional[str] = ..., seq: _Optional[int] = ..., episode_id: _Optional[_Iterable[int]] = ..., step: _Optional[_Iterable[int]] = ..., terminated: _Optional[_Iterable[bool]] = ..., truncated: _Optional[_Iterable[bool]] = ..., intervened: _Optional[_Iterable[bool]] = ..., success: _Optional[_Iterable[bool]] = ..., reward: _Optional[_Iterable[float]] = ..., grasp_penalty: _Optional[_Iterable[float]] = ..., action: _Optional[_Union[Tensor, _Mapping]] = ..., obs: _Optional[_Mapping[str, Tensor]] = ..., next_obs: _Optional[_Iterable[_Union[FinalObs, _Mapping]]] = ..., report: _Optional[_Union[ActorReport, _Mapping]] = ...) -> None: ...
+    secret: bytes
+    def __init__(self, actor_id: _Optional[str] = ..., incarnation: _Optional[str] = ..., seq: _Optional[int] = ..., episode_id: _Optional[_Iterable[int]] = ..., step: _Optional[_Iterable[int]] = ..., terminated: _Optional[_Iterable[bool]] = ..., truncated: _Optional[_Iterable[bool]] = ..., intervened: _Optional[_Iterable[bool]] = ..., success: _Optional[_Iterable[bool]] = ..., reward: _Optional[_Iterable[float]] = ..., grasp_penalty: _Optional[_Iterable[float]] = ..., action: _Optional[_Union[Tensor, _Mapping]] = ..., obs: _Optional[_Mapping[str, Tensor]] = ..., next_obs: _Optional[_Iterable[_Union[FinalObs, _Mapping]]] = ..., report: _Optional[_Union[ActorReport, _Mapping]] = ..., secret: _Optional[bytes] = ...) -> None: ...
 
 class BatchAck(_message.Message):
     __slots__ = ("seq", "accepted", "duplicate")
@@ -141,12 +147,14 @@ class BatchAck(_message.Message):
     def __init__(self, seq: _Optional[int] = ..., accepted: _Optional[int] = ..., duplicate: _Optional[bool] = ...) -> None: ...
 
 class WeightsRequest(_message.Message):
-    __slots__ = ("actor_id", "have_version")
+    __slots__ = ("actor_id", "have_version", "secret")
     ACTOR_ID_FIELD_NUMBER: _ClassVar[int]
     HAVE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SECRET_FIELD_NUMBER: _ClassVar[int]
     actor_id: str
     have_version: int
-    def __init__(self, actor_id: _Optional[str] = ..., have_version: _Optional[int] = ...) -> None: ...
+    secret: bytes
+    def __init__(self, actor_id: _Optional[str] = ..., have_version: _Optional[int] = ..., secret: _Optional[bytes] = ...) -> None: ...
 
 class Weights(_message.Message):
     __slots__ = ("version", "tensors", "learner_updates", "published_unix")
