@@ -117,19 +117,20 @@ def case(name: str, agent_cfg: AgentConfig, cameras: int, args: argparse.Namespa
     return learner
 
 
-def backbone_images_per_s(device: torch.device, images: int = 64) -> float:
+def backbone_images_per_s(device: torch.device, images: int = 64, size: int = 128) -> float:
     from robot_rl.agents.encoders import ResNet10
 
     net = ResNet10().to(device).eval()
-    x = torch.rand(16, 3, 128, 128, device=device)
+    batch = min(16, images)
+    x = torch.rand(batch, 3, size, size, device=device)
     with torch.no_grad():
         net(x)
         start = time.perf_counter()
-        for _ in range(images // 16):
+        for _ in range(images // batch):
             net(x)
         if device.type == "cuda":
             torch.cuda.synchronize()
-    return images / (time.perf_counter() - start)
+    return (images // batch) * batch / (time.perf_counter() - start)
 
 
 def main() -> None:
