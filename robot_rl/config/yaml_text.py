@@ -212,7 +212,8 @@ class _YamlGuard:
 
     def _check_depth(self, event: yaml.Event, path: str, depth: int) -> None:
         if self.base_depth + depth > MAX_YAML_DEPTH:
-            self._fail(event, f"'{path}' is nested more than {MAX_YAML_DEPTH} levels deep")
+            shown = path if len(path) <= 80 else f"{path[:60]}...{path[-16:]}"
+            self._fail(event, f"'{shown}' is nested more than {MAX_YAML_DEPTH} levels deep")
 
     def _finish(self, height: int, anchor: str | None, values: int) -> None:
         """A value is complete: remember its anchor, and count it in its parent."""
