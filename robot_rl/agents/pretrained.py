@@ -6,10 +6,19 @@ maps them onto :class:`robot_rl.agents.encoders.ResNet10`'s names and verifies e
 tensor before anything is loaded, so a wrong file is one line naming the file and the
 first key that does not fit, and a backbone is never left half-loaded.
 
-Containers (sniffed from the bytes, not the file name):
+Containers (sniffed from the bytes, not the file name), read only from a regular file:
+a FIFO, socket, device or directory is refused before it is opened (``open`` on a FIFO
+would wait for a writer forever), and the file is opened non-blocking and checked again,
+so a path swapped in between cannot block either.
 
 * **safetensors** (``safetensors`` package; the header is checked first, so a truncated
-  file, a huge header length or a bad offset is one line, not a library panic);
+  file, a huge header length or a bad offset is one line, not a library panic). The
+  header is at most :data:`MAX_HEADER_BYTES`, its nesting is measured by a linear scan
+  before it is parsed (the format's header is a flat mapping, :data:`MAX_HEADER_DEPTH`
+  levels deep: a 200 KB header of nested arrays would otherwise exhaust the parser's
+  recursion), and every entry must be what the format defines: ``__metadata__`` a
+  mapping of strings, every other entry a mapping with a string ``dtype``, a ``shape``
+  of non-negative integers and two ``data_offsets`` inside the file;
 * **PyTorch zip archives** (``.pt``/``.pth`` from ``torch.save``), read only through
   ``torch.load(weights_only=True)``, which refuses any pickled object other than tensors
   and plain containers. Nested dicts are flattened with ``.``, so ``{"state_dict": {...}}``
@@ -55,11 +64,14 @@ as harmless is refused.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, BinaryIO, Callable, Mapping
 
+import numpy as np
 import torch
 
 from robot_rl.data.durable import durable_write
@@ -72,8 +84,11 @@ LAYOUTS = ("auto", "robot_rl", "torchvision", "transformers", "lerobot")
 VARIANTS = ("torchvision", "hil_serl")
 #: The backbone variant each foreign layout's weights belong to.
 LAYOUT_VARIANT = {"torchvision": "torchvision", "transformers": "torchvision", "lerobot": "hil_serl"}
-#: safetensors' own ceiling on the JSON header; a larger length is a corrupt or foreign file.
-MAX_HEADER_BYTES = 100_000_000
+#: The longest JSON header read: a ResNet-10's is about 6 KB, a whole policy's with thousands of
+#: tensors well under a megabyte; a larger length is a corrupt, foreign or hostile file.
+MAX_HEADER_BYTES = 16 * 1024 * 1024
+#: How deep a safetensors header nests: the mapping, a tensor's entry, its shape or offsets list.
+MAX_HEADER_DEPTH = 3
 
 #: (in channels, out channels, stride) of each stage's single BasicBlock.
 STAGES = ((64, 64, 1), (64, 128, 2), (128, 256, 2), (256, 512, 2))
@@ -212,31 +227,70 @@ def read_backbone_weights(path: str | Path, layout: str = "auto", prefix: str | 
 def read_tensors(file: Path, where: str | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """All tensors of a safetensors file or a PyTorch zip archive (flattened), and its metadata."""
     reader = _Reader(file, where)
-    if not file.exists():
-        raise reader.fail("weights file not found")
-    if file.is_dir():
-        hint = next((f" (did you mean {file / n}?)" for n in ("model.safetensors", "pytorch_model.bin")
-                     if (file / n).is_file()), "")
-        raise reader.fail(f"is a directory, not a weights file{hint}")
-    try:
-        size = file.stat().st_size
-        with open(file, "rb") as f:
+    with _open_regular(file, reader) as f:
+        try:
+            size = os.fstat(f.fileno()).st_size
             head = f.read(16)
-    except OSError as err:
-        raise reader.fail(f"cannot read it ({one_line(err)})") from None
-    if size == 0:
-        raise reader.fail("is empty")
-    if _looks_like_safetensors(head, size):
-        return _read_safetensors(file, size, reader)
-    if head.startswith(b"PK\x03\x04"):
-        return _read_torch_zip(file, reader), {}
-    if file.suffix == ".safetensors":  # meant to be one: say what is wrong with it
-        return _read_safetensors(file, size, reader)
+        except OSError as err:
+            raise reader.fail(f"cannot read it ({one_line(err)})") from None
+        if size == 0:
+            raise reader.fail("is empty")
+        if _looks_like_safetensors(head, size):
+            return _read_safetensors(f, size, reader)
+        if head.startswith(b"PK\x03\x04"):
+            return _read_torch_zip(f, reader), {}
+        if file.suffix == ".safetensors":  # meant to be one: say what is wrong with it
+            return _read_safetensors(f, size, reader)
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         raise reader.fail("is a pickle (a legacy torch.save or a .pkl file); robot_rl never unpickles "
                           "weights: save them as safetensors, or with torch.save's default zip format")
     raise reader.fail("is neither a safetensors file nor a PyTorch zip archive "
                       f"(it starts with {head[:8]!r})")
+
+
+_NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def _not_regular(mode: int) -> str:
+    return next((words for test, words in _NOT_REGULAR if test(mode)), "not a regular file")
+
+
+def _open_regular(file: Path, reader: _Reader) -> BinaryIO:
+    """``file`` opened for reading, refused in one line unless it is a regular file.
+
+    Checked with ``stat`` before opening (``open`` on a FIFO waits for a writer forever),
+    then opened with ``O_NONBLOCK`` and checked again on the descriptor, so a path
+    swapped for a FIFO in between is refused too instead of blocking.
+    """
+    try:
+        mode = os.stat(file).st_mode
+    except FileNotFoundError:
+        raise reader.fail("weights file not found") from None
+    except (OSError, ValueError) as err:  # a NUL in the name, a name too long, a loop of links
+        raise reader.fail(f"cannot read it ({one_line(err)})") from None
+    if stat.S_ISDIR(mode):
+        hint = next((f" (did you mean {file / n}?)" for n in ("model.safetensors", "pytorch_model.bin")
+                     if (file / n).is_file()), "")
+        raise reader.fail(f"is a directory, not a weights file{hint}")
+    if not stat.S_ISREG(mode):
+        raise reader.fail(f"is {_not_regular(mode)}, not a regular file; weights are read from files only")
+    try:
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        raise reader.fail(f"cannot read it ({one_line(err)})") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise reader.fail(f"is {_not_regular(mode)}, not a regular file; weights are read from files only")
+    return os.fdopen(fd, "rb")
+
+
+def _same_file_path(f: BinaryIO, file: Path) -> str:
+    """A path that opens the very file ``f`` has open (Linux: ``/proc/self/fd/N``), for libraries that
+    take a path: nothing swapped in under ``file`` since it was checked is read."""
+    by_fd = f"/proc/self/fd/{f.fileno()}"
+    return by_fd if os.path.exists(by_fd) else str(file)
 
 
 def _looks_like_safetensors(head: bytes, size: int) -> bool:
@@ -246,40 +300,32 @@ def _looks_like_safetensors(head: bytes, size: int) -> bool:
     return 0 < n <= min(MAX_HEADER_BYTES, size - 8) and head[8:9] == b"{"
 
 
-def _read_safetensors(file: Path, size: int, reader: _Reader) -> tuple[dict[str, Any], dict[str, str]]:
-    """Check the header by hand (truncation, offsets), then let ``safetensors`` read the tensors."""
+def _read_safetensors(f: BinaryIO, size: int, reader: _Reader) -> tuple[dict[str, Any], dict[str, str]]:
+    """Check the header by hand (size, nesting, entries, offsets), then let ``safetensors`` read the tensors."""
     if size < 8:
         raise reader.fail(f"is truncated: {size} bytes, a safetensors file starts with an 8-byte header length")
-    with open(file, "rb") as f:
-        n = int.from_bytes(f.read(8), "little")
-        if n == 0 or n > MAX_HEADER_BYTES:
-            raise reader.fail(f"is not a valid safetensors file: header length {n} bytes "
-                              f"(at most {MAX_HEADER_BYTES}; corrupt or another format)")
-        if 8 + n > size:
-            raise reader.fail(f"is truncated: its header needs {n} bytes, {size - 8} follow")
-        raw_header = f.read(n)
+    f.seek(0)
+    n = int.from_bytes(f.read(8), "little")
+    if n == 0 or n > MAX_HEADER_BYTES:
+        raise reader.fail(f"is not a valid safetensors file: header length {n} bytes "
+                          f"(at most {MAX_HEADER_BYTES}; corrupt or another format)")
+    if 8 + n > size:
+        raise reader.fail(f"is truncated: its header needs {n} bytes, {size - 8} follow")
+    raw_header = f.read(n)
+    depth = json_depth(raw_header)
+    if depth > MAX_HEADER_DEPTH:
+        raise reader.fail(f"is not a valid safetensors file: its header nests {depth} levels deep (the format's "
+                          f"header is a flat mapping, {MAX_HEADER_DEPTH} levels at most)")
     try:
         header = json.loads(raw_header.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
-        raise reader.fail(f"is not a valid safetensors file: its header is not JSON ({one_line(err)})") from None
-    if not isinstance(header, dict):
-        raise reader.fail("is not a valid safetensors file: its header is not a JSON object")
-    data_bytes = size - 8 - n
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
-        if not (isinstance(offsets, list) and len(offsets) == 2
-                and all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
-                and 0 <= offsets[0] <= offsets[1]):
-            raise reader.fail(f"is not a valid safetensors file: tensor '{name}' has no valid data_offsets")
-        if offsets[1] > data_bytes:
-            raise reader.fail(f"is truncated: tensor '{name}' ends at data byte {offsets[1]}, "
-                              f"the file holds {data_bytes}")
+        raise reader.fail("is not a valid safetensors file: its header is not JSON "
+                          f"({_short(one_line(err))})") from None
+    _check_header(header, size - 8 - n, reader)
     from safetensors import safe_open
 
     try:
-        with safe_open(str(file), framework="pt", device="cpu") as st:
+        with safe_open(_same_file_path(f, reader.file), framework="pt", device="cpu") as st:
             metadata = dict(st.metadata() or {})
             tensors = {name: st.get_tensor(name) for name in st.keys()}
     except Exception as err:  # noqa: BLE001 - the library's errors (SafetensorError, ...) are all "corrupt"
@@ -287,10 +333,54 @@ def _read_safetensors(file: Path, size: int, reader: _Reader) -> tuple[dict[str,
     return tensors, metadata
 
 
-def _read_torch_zip(file: Path, reader: _Reader) -> dict[str, Any]:
-    try:  # an open file, not the path: torch.load would hand a *.safetensors name to safetensors
-        with open(file, "rb") as f:
-            obj = torch.load(f, map_location="cpu", weights_only=True)
+def json_depth(raw: bytes) -> int:
+    """How deep the arrays and objects of the JSON text ``raw`` nest, by one linear scan (no parser).
+
+    Escaped backslashes, then escaped quotes, are dropped (left to right, as JSON reads
+    escapes); every quote left opens or closes a string, and brackets count outside them.
+    """
+    data = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    if not data:
+        return 0
+    a = np.frombuffer(data, dtype=np.uint8)
+    outside = np.cumsum(a == ord('"')) % 2 == 0
+    opens = ((a == ord("[")) | (a == ord("{"))) & outside
+    closes = ((a == ord("]")) | (a == ord("}"))) & outside
+    return max(0, int(np.cumsum(opens.astype(np.int32) - closes.astype(np.int32)).max()))
+
+
+def _check_header(header: Any, data_bytes: int, reader: _Reader) -> None:
+    """The header is the flat mapping the format defines, and every tensor lies inside the file."""
+    if not isinstance(header, dict):
+        raise reader.fail("is not a valid safetensors file: its header is not a JSON object")
+    for name, entry in header.items():
+        label = _short(repr(name)[1:-1], 80)
+        if name == "__metadata__":
+            if not (isinstance(entry, dict) and all(isinstance(v, str) for v in entry.values())):
+                raise reader.fail("is not a valid safetensors file: its __metadata__ is not a mapping of strings")
+            continue
+        if not isinstance(entry, dict):
+            raise reader.fail(f"is not a valid safetensors file: tensor '{label}' is a JSON "
+                              f"{type(entry).__name__} in the header, not a mapping")
+        shape = entry.get("shape")
+        if not isinstance(entry.get("dtype"), str) or not (
+                isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                                for d in shape)):
+            raise reader.fail(f"is not a valid safetensors file: tensor '{label}' has no valid dtype and shape")
+        offsets = entry.get("data_offsets")
+        if not (isinstance(offsets, list) and len(offsets) == 2
+                and all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
+                and 0 <= offsets[0] <= offsets[1]):
+            raise reader.fail(f"is not a valid safetensors file: tensor '{label}' has no valid data_offsets")
+        if offsets[1] > data_bytes:
+            raise reader.fail(f"is truncated: tensor '{label}' ends at data byte {offsets[1]}, "
+                              f"the file holds {data_bytes}")
+
+
+def _read_torch_zip(f: BinaryIO, reader: _Reader) -> dict[str, Any]:
+    try:  # the open file, not the path: torch.load would hand a *.safetensors name to safetensors
+        f.seek(0)
+        obj = torch.load(f, map_location="cpu", weights_only=True)
     except Exception as err:  # noqa: BLE001 - a refused pickle, a bad zip, a torn file: the same user error
         raise reader.fail(f"cannot be read as a PyTorch state dict with weights_only=True "
                           f"({_short(one_line(err))})") from None

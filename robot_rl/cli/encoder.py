@@ -7,9 +7,12 @@ Both read FILE/IN through :mod:`robot_rl.agents.pretrained` (safetensors, or a P
 zip archive with ``weights_only=True``; never a pickle), map its key names onto the
 backbone (``--layout auto|robot_rl|torchvision|transformers|lerobot``; ``auto`` detects
 it and any common prefix, ``--prefix`` picks one where a file holds several backbones),
-and refuse anything they cannot verify: a missing key, another shape, a non-float dtype,
-a NaN or infinite value, a key the layout does not know. Then the backbone runs on a
-fixed batch of images, which must give finite features.
+and refuse anything they cannot verify: a path that is not a regular file (a FIFO,
+socket, device or directory is refused before it is opened, so nothing waits on it), a
+safetensors header that is too long, nested deeper than the format's flat mapping or not
+that mapping, a missing key, another shape, a non-float dtype, a NaN or infinite value, a
+key the layout does not know. Then the backbone runs on a fixed batch of images, which
+must give finite features.
 
 ``convert`` writes OUT in the project format (safetensors, float32, ResNet10's names,
 metadata with the variant), reads OUT back and checks that it loads and gives the very

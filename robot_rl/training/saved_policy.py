@@ -11,7 +11,12 @@ policy's file is read, never the replay buffers.
 Everything read is checked before the policy is handed out: a missing directory, no
 checkpoint, a damaged or NaN-filled file, other spaces, or weights of another shape are
 each one :class:`~robot_rl.training.checkpoint.CheckpointError` line naming the file, so
-no half-loaded policy ever acts.
+no half-loaded policy ever acts. Then the loaded policy is run
+(:func:`robot_rl.agents.policy_check.network_problem`): on observations sampled from the
+task's observation space and on recorded ones (:func:`recorded_observations`: the newest
+episode of the run's replay and of its demos); a policy whose normalizer statistics
+cannot be used, or that gives non-finite actions, or means far outside the action space
+before the squash, is one CheckpointError line naming the file and what is wrong.
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ import numpy as np
 import torch
 
 from robot_rl.agents.policy import Policy
+from robot_rl.agents.policy_check import RECORDED, network_problem
 from robot_rl.config import Config, ConfigSource, apply_overrides, to_dict
 from robot_rl.config.agent import AgentConfig
+from robot_rl.data.demos import DemoFormatError, episode_files, read_episode
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
 from robot_rl.tasks import config_from_dict
 from robot_rl.training.checkpoint import (
@@ -92,8 +99,9 @@ def run_config(state: dict[str, Any], path: Path, overrides: Iterable[str] = ())
 
 
 def build_policy(state: dict[str, Any], path: Path, agent_cfg: AgentConfig, obs_space: gym.spaces.Dict,
-                 action_space: gym.spaces.Box) -> SavedPolicy:
-    """A Policy for ``agent_cfg`` and the spaces, holding the checkpoint's ``agent.policy``."""
+                 action_space: gym.spaces.Box, recorded: Iterable[Mapping[str, np.ndarray]] = ()) -> SavedPolicy:
+    """A Policy for ``agent_cfg`` and the spaces, holding the checkpoint's ``agent.policy``, checked by
+    running it (``recorded``: observations the caller has seen on the task, besides the run's own)."""
     mismatch = spec_mismatch(state["spaces"], spaces_spec(obs_space, action_space))
     if mismatch:
         raise CheckpointError(f"checkpoint {path} was made for other spaces: {mismatch}")
@@ -109,6 +117,8 @@ def build_policy(state: dict[str, Any], path: Path, agent_cfg: AgentConfig, obs_
                               + (f" ({why})" if why else ""))
     policy.load_state_dict({k: torch.as_tensor(np.asarray(v)) for k, v in weights.items()})
     policy.eval()
+    check_loaded(policy, path, obs_space, action_space,
+                 [*recorded, *recorded_observations(path.parent.parent, state["config"], obs_space, action_space)])
     updates = agent.get("critic_updates", 0)
     return SavedPolicy(policy, path, str(state.get("kind", "?")), int(updates) if isinstance(updates, int) else 0)
 
@@ -133,3 +143,38 @@ def load_policy(run_dir: str | Path, agent_cfg: AgentConfig, obs_space: gym.spac
     """The policy saved in a ``robot-rl train`` or ``robot-rl learner`` run, for these spaces."""
     state, path = read_run(run_dir)
     return build_policy(state, path, agent_cfg, obs_space, action_space)
+
+
+def check_loaded(policy: Policy, path: Path | str, obs_space: gym.spaces.Dict, action_space: gym.spaces.Box,
+                 recorded: Iterable[Mapping[str, np.ndarray]] = (), hint: str = NO_HINT) -> None:
+    """Run a policy loaded from ``path`` on the task (see the module docstring); one CheckpointError line,
+    ending in ``hint``, if it fails. The trainer and the learner call it on resume too."""
+    problem = network_problem(policy, obs_space, action_space, recorded=recorded)
+    if problem:
+        raise CheckpointError(f"{path}: {problem}{hint}")
+
+
+def recorded_observations(run_dir: Path, config: Any, obs_space: gym.spaces.Dict, action_space: gym.spaces.Box,
+                          limit: int = RECORDED) -> list[dict[str, np.ndarray]]:
+    """Up to ``limit`` observations of the newest episode in the run's replay, in its own demos folder and
+    in the demos its config names, evenly spread.
+
+    These only add to the sampled observations of the check: a folder that is absent,
+    unreadable or made for other spaces gives none (the tools that read it say why).
+    """
+    train = config.get("train") if isinstance(config, dict) else None
+    demos = train.get("demos") if isinstance(train, dict) else None
+    folders = [run_dir / "replay", run_dir / "demos", *([Path(demos)] if isinstance(demos, str) else [])]
+    out: list[dict[str, np.ndarray]] = []
+    for folder in folders:
+        try:
+            files = episode_files(folder) if folder.is_dir() else []
+            if not files or not files[-1].is_file():  # a FIFO or device under an episode's name is never opened
+                continue
+            steps = read_episode(files[-1], obs_space, action_space)
+        except (DemoFormatError, OSError, ValueError):
+            continue
+        observations = [step.obs for step in steps] + [steps[-1].next_obs]
+        every = max(1, len(observations) // max(1, limit // len(folders)))
+        out.extend(observations[::every])
+    return out[:limit]

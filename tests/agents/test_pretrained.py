@@ -325,7 +325,7 @@ def test_huge_header_length(tmp_path):
     path = tmp_path / "huge.safetensors"
     path.write_bytes(struct.pack("<Q", 2 ** 62) + b"{}")
     assert refused(path) == (f"{WHERE}: {path}: is not a valid safetensors file: header length {2 ** 62} bytes "
-                             "(at most 100000000; corrupt or another format)")
+                             "(at most 16777216; corrupt or another format)")
     other = tmp_path / "huge.bin"  # no hint from the name either
     other.write_bytes(struct.pack("<Q", 2 ** 62) + b"{}")
     assert "is neither a safetensors file nor a PyTorch zip archive" in refused(other)
@@ -387,3 +387,102 @@ def test_project_format_metadata_is_checked(tmp_path):
     assert refused(plain, layout="robot_rl") == (
         f"{WHERE}: {plain}: is not in the robot_rl project format (no 'robot_rl.backbone' metadata); "
         "convert it with: robot-rl encoder convert IN OUT")
+
+
+# --- hostile paths and headers: refused in one line, before anything blocks or recurses ----------------
+
+
+def _header_file(path, header: bytes, data: bytes = b"\0" * 8):
+    path.write_bytes(struct.pack("<Q", len(header)) + header + data)
+    return path
+
+
+def test_a_fifo_socket_or_device_is_refused_before_it_is_opened(tmp_path):
+    import os
+    import socket
+    import time
+
+    fifo = tmp_path / "w.safetensors"
+    os.mkfifo(fifo)  # open() on it would wait for a writer forever
+    started = time.monotonic()
+    assert refused(fifo) == (f"{WHERE}: {fifo}: is a FIFO (named pipe), not a regular file; "
+                             "weights are read from files only")
+    assert time.monotonic() - started < 5.0
+    assert refused("/dev/null").endswith("/dev/null: is a character device, not a regular file; "
+                                         "weights are read from files only")
+    sock_path = tmp_path / "s.pt"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(sock_path))
+        assert "is a socket, not a regular file" in refused(sock_path)
+    link = tmp_path / "link.safetensors"  # a link is followed: to a FIFO it is still a FIFO
+    link.symlink_to(fifo)
+    assert "is a FIFO (named pipe), not a regular file" in refused(link)
+    assert "cannot read it (ValueError: embedded null byte)" in refused(str(tmp_path / "a\0b.pt"))
+
+
+def test_a_deeply_nested_header_is_refused_without_recursion(tmp_path):
+    import time
+
+    from robot_rl.agents.pretrained import MAX_HEADER_DEPTH, json_depth
+
+    deep = b"[" * 100_000 + b"]" * 100_000  # 200 KB: json.loads raised RecursionError on it
+    path = _header_file(tmp_path / "deep.safetensors", deep)
+    started = time.monotonic()
+    assert refused(path) == (f"{WHERE}: {path}: is not a valid safetensors file: its header nests 100000 levels "
+                             f"deep (the format's header is a flat mapping, {MAX_HEADER_DEPTH} levels at most)")
+    assert time.monotonic() - started < 5.0
+    inside = b'{"a":' * 50_000 + b"1" + b"}" * 50_000
+    assert "nests 50000 levels deep" in refused(_header_file(tmp_path / "objects.safetensors", inside))
+    # brackets inside strings do not count, escaped quotes do not end a string, escaped backslashes do
+    assert json_depth(b'{"a[[[[": {"b": [1, 2]}, "c\\"[[[": "x", "d\\\\": [[[]]]}') == 4
+    assert json_depth(b'{"k": "\\\\\\"[[["}') == 1
+    assert json_depth(b"") == 0 and json_depth(b"]]]") == 0
+
+
+@pytest.mark.parametrize("header, words", [
+    (b"[]", "its header is not a JSON object"),
+    (b'"conv1.weight"', "its header is not a JSON object"),
+    (b'{"conv1.weight": [1, 2]}', "tensor 'conv1.weight' is a JSON list in the header, not a mapping"),
+    (b'{"conv1.weight": {"dtype": 3, "shape": [2], "data_offsets": [0, 8]}}',
+     "tensor 'conv1.weight' has no valid dtype and shape"),
+    (b'{"conv1.weight": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}}',
+     "tensor 'conv1.weight' has no valid dtype and shape"),
+    (b'{"conv1.weight": {"dtype": "F32", "shape": [true], "data_offsets": [0, 8]}}',
+     "tensor 'conv1.weight' has no valid dtype and shape"),
+    (b'{"__metadata__": {"format": ["x"]}}', "its __metadata__ is not a mapping of strings"),
+    (b'{"__metadata__": [1]}', "its __metadata__ is not a mapping of strings"),
+    (b'{"a\\nb": 1}', "tensor 'a\\nb' is a JSON int in the header"),  # one line, escaped
+])
+def test_a_header_that_is_not_the_format_s_flat_mapping_is_one_line(tmp_path, header, words):
+    message = refused(_header_file(tmp_path / "bad.safetensors", header))
+    assert f"is not a valid safetensors file: {words}" in message, message
+
+
+def test_a_header_length_beyond_the_file_or_the_bound_is_one_line(tmp_path):
+    from robot_rl.agents.pretrained import MAX_HEADER_BYTES
+
+    path = tmp_path / "long.safetensors"
+    path.write_bytes(struct.pack("<Q", 5000) + b'{"a": 1}')
+    assert refused(path) == f"{WHERE}: {path}: is truncated: its header needs 5000 bytes, 8 follow"
+    big = tmp_path / "big.safetensors"
+    big.write_bytes(struct.pack("<Q", MAX_HEADER_BYTES + 1) + b"{" + b" " * 64)
+    assert refused(big) == (f"{WHERE}: {big}: is not a valid safetensors file: header length "
+                            f"{MAX_HEADER_BYTES + 1} bytes (at most {MAX_HEADER_BYTES}; corrupt or another format)")
+
+
+def test_a_path_swapped_for_a_fifo_after_the_check_is_still_refused(tmp_path, monkeypatch):
+    """The race: stat saw a regular file, then the path became a FIFO; the O_NONBLOCK open and fstat catch it."""
+    import os
+
+    from robot_rl.agents import pretrained
+
+    fifo = tmp_path / "swapped.safetensors"
+    os.mkfifo(fifo)
+    real_stat = os.stat
+    regular = real_stat(tv_file(tmp_path))
+
+    def stat_sees_a_file(path, *args, **kwargs):
+        return regular if str(path) == str(fifo) else real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(pretrained.os, "stat", stat_sees_a_file)
+    assert "is a FIFO (named pipe), not a regular file" in refused(fifo)

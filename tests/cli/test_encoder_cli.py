@@ -133,3 +133,43 @@ def test_the_installed_command_exits_2_with_one_line(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 2
     assert out.stderr.strip() == f"robot-rl: {empty}: is empty" and not out.stdout
+
+
+def test_a_fifo_is_refused_at_once_by_check_and_convert(tmp_path):
+    """open() on a FIFO waited for a writer forever (376 s until one came); now one line, exit 2, at once."""
+    import os
+    import time
+
+    fifo = tmp_path / "weights.safetensors"
+    os.mkfifo(fifo)
+    for argv in (["check", str(fifo)], ["convert", str(fifo), str(tmp_path / "out.safetensors")]):
+        started = time.monotonic()
+        out = subprocess.run([sys.executable, "-m", "robot_rl.cli", "encoder", *argv],
+                             capture_output=True, text=True, timeout=120)
+        took = time.monotonic() - started
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.strip() == (f"robot-rl: {fifo}: is a FIFO (named pipe), not a regular file; "
+                                      "weights are read from files only") and not out.stdout
+        assert took < 60  # the interpreter's start and imports; the refusal itself is immediate
+    assert not (tmp_path / "out.safetensors").exists()
+
+
+def test_a_deep_or_malformed_header_is_one_line(capsys, tmp_path):
+    import struct
+
+    deep = b"[" * 100_000 + b"]" * 100_000  # 200 KB that ended in a RecursionError traceback
+    path = tmp_path / "deep.safetensors"
+    path.write_bytes(struct.pack("<Q", len(deep)) + deep)
+    assert fails(capsys, "encoder", "check", str(path)) == (
+        f"robot-rl: {path}: is not a valid safetensors file: its header nests 100000 levels deep "
+        "(the format's header is a flat mapping, 3 levels at most)")
+    flat_list = tmp_path / "list.safetensors"
+    flat_list.write_bytes(struct.pack("<Q", 2) + b"[]")
+    assert fails(capsys, "encoder", "check", str(flat_list)) == (
+        f"robot-rl: {flat_list}: is not a valid safetensors file: its header is not a JSON object")
+    long = tmp_path / "long.safetensors"
+    long.write_bytes(struct.pack("<Q", 1 << 20) + b'{"a": 1}')
+    assert fails(capsys, "encoder", "convert", str(long), str(tmp_path / "o.safetensors")) == (
+        f"robot-rl: {long}: is truncated: its header needs 1048576 bytes, 8 follow")
+    assert fails(capsys, "encoder", "check", str(tmp_path)) == (
+        f"robot-rl: {tmp_path}: is a directory, not a weights file")
