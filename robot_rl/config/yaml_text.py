@@ -176,11 +176,14 @@ class _YamlGuard:
         """
         try:
             self._walk(text, _FAST_LOADER)
-        except yaml.YAMLError:
+        except yaml.YAMLError as loader_error:
             if _FAST_LOADER is yaml.SafeLoader:
                 raise
-            _YamlGuard(self.source, self.where, self.base_depth)._walk(text, yaml.SafeLoader)
-            raise
+            try:
+                _YamlGuard(self.source, self.where, self.base_depth)._walk(text, yaml.SafeLoader)
+            except yaml.YAMLError:
+                pass  # the loader's own words for a text that is simply not YAML
+            raise loader_error
 
     def _walk(self, text: str, loader: type) -> None:
         for event in yaml.parse(text, Loader=loader):
