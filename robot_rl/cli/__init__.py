@@ -26,15 +26,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
                        "record camera frames labelled success/failure for the reward classifier"),
     "train-reward": ("robot_rl.cli.train_reward", "train the reward classifier; refuse it if it misses the bar"),
     "train": ("robot_rl.cli.train", "train SAC/RLPD in sim in one process (env, agent, buffers)"),
+    "train-bc": ("robot_rl.cli.train_bc",
+                 "behaviour cloning from a demo folder: a base policy checkpoint and its eval success in sim"),
     "record-demos": ("robot_rl.cli.record_demos",
                      "record demonstration episodes (scripted expert in sim; SpaceMouse, keyboard, gamepad)"),
     "learner": ("robot_rl.cli.learner", "serve actors over gRPC and train on what they send (learning plane)"),
     "actor": ("robot_rl.cli.actor", "run an env with the policy and stream its steps to a learner"),
     "eval": ("robot_rl.cli.eval", "run a train or learner run's policy for N episodes, report success, save a video"),
-    "franka": ("robot_rl_drivers.robots.franka_cli",
-               "check a Franka arm's connection and state, or recover it after a reflex"),
-    "ur": ("robot_rl_drivers.robots.ur_cli", "check a UR e-series arm's connection, modes and state"),
-    "cameras": ("robot_rl_drivers.cameras.cli",
+    "cameras": ("robot_rl.cli.cameras",
                 "list connected cameras, or open a config's cameras and report size, fps and delay"),
     "launch": ("robot_rl.cli.launch", "start a session's node graph (sim or robot) as processes, without ROS 2"),
     "encoder": ("robot_rl.cli.encoder",
@@ -43,6 +42,24 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bag": ("robot_rl.cli.bag", "check a rosbag2 MCAP bag (a recorded session), or repair one a crash cut short"),
 }
 
+
+
+
+def _with_arm_checks(commands: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """``commands`` and each arm backend's ``robot-rl <backend> ...`` command, asked of the
+    arm registry (a backend's SPEC names its check module), before ``launch``."""
+    from robot_rl_drivers.robots import robot_specs
+
+    arms = {spec.name: (spec.check, spec.check_help) for spec in robot_specs() if spec.check}
+    out: dict[str, tuple[str, str]] = {}
+    for name, entry in commands.items():
+        if name == "cameras":
+            out.update(arms)
+        out[name] = entry
+    return out
+
+
+COMMANDS = _with_arm_checks(COMMANDS)
 
 _ROLE = re.compile(r":[a-z]+:`~?([^`<]*?)\s*(?:<[^>]*>)?`")  # :class:`X`, :func:`~a.b`, :ref:`t <x>`
 _LITERAL = re.compile(r"``(.+?)``")

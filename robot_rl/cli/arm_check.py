@@ -89,9 +89,9 @@ def address(args: argparse.Namespace, hardware: type, backend: str, default_time
     timeout = default_timeout
     ip = args.ip
     if args.config:
-        from robot_rl.config.hardware import robot_hardware
         from robot_rl.paths import resolve_config
         from robot_rl.tasks import load_config
+        from robot_rl_drivers.robots import robot_hardware
 
         cfg = load_config(resolve_config(args.config))
         hw = robot_hardware(cfg.robot, file=args.config)
@@ -101,7 +101,7 @@ def address(args: argparse.Namespace, hardware: type, backend: str, default_time
         timeout = hw.connect_timeout_s
     if not ip:
         raise ConfigError(f"{backend}: give --ip, or --config with a robot.hardware.ip")
-    from robot_rl.config.hardware import check_host
+    from robot_rl_drivers.robots.settings import check_host
 
     try:
         check_host(ip)

@@ -33,10 +33,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("cameras check: give --config with the cameras to open")
     from robot_rl.paths import resolve_config
     from robot_rl.tasks import load_config
-    from robot_rl_drivers.cameras import make_camera
+    from robot_rl_drivers.cameras import camera_spec, make_camera
 
     cfg = load_config(resolve_config(args.config))
-    names = args.name or [n for n, c in cfg.cameras.items() if c.backend not in ("sim", "topic")]
+    # the cameras whose device robot_rl opens itself (the registry's backends with a factory)
+    names = args.name or [n for n, c in cfg.cameras.items() if camera_spec(c.backend).factory is not None]
     unknown = [n for n in names if n not in cfg.cameras]
     if unknown:
         raise ConfigError(f"{args.config}: no camera named {', '.join(unknown)} (has: {', '.join(cfg.cameras)})")
@@ -65,19 +66,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list() -> int:
-    from robot_rl_drivers.cameras.opencv import video_nodes
+    """What every camera backend of the registry that can list devices finds connected."""
+    from robot_rl_drivers.cameras import camera_specs
+    from robot_rl_drivers.spec import resolve
 
-    try:
-        from robot_rl_drivers.cameras.realsense import import_pyrealsense2
-
-        rs = import_pyrealsense2()
-        devices = list(rs.context().query_devices())
-        for dev in devices:
-            print(f"realsense {dev.get_info(rs.camera_info.serial_number)}  {dev.get_info(rs.camera_info.name)}")
-        if not devices:
-            print("realsense: none connected")
-    except Exception as err:  # noqa: BLE001 - listing goes on without librealsense
-        print(f"realsense: cannot enumerate ({err})")
-    nodes = video_nodes()
-    print("v4l2: " + (", ".join(nodes) if nodes else "no /dev/video* nodes"))
+    for spec in camera_specs():
+        if spec.probe is not None:
+            for line in resolve(spec.probe)():
+                print(line)
     return 0

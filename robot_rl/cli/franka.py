@@ -19,16 +19,16 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from robot_rl.cli import arm_check
 from robot_rl.errors import DeviceError
-from robot_rl_drivers.robots import arm_cli
-from robot_rl_drivers.robots.franka_loop import describe_fault
-from robot_rl_drivers.robots.franka_state import pose_from_column_major
+from robot_rl_drivers.robots.franka.loop import describe_fault
+from robot_rl_drivers.robots.franka.state import pose_from_column_major
 
 DEFAULT_TIMEOUT_S = 5.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    arm_cli.add_arguments(parser, ["check", "recover"], arm="arm", ip_help="the arm's FCI address",
+    arm_check.add_arguments(parser, ["check", "recover"], arm="arm", ip_help="the arm's FCI address",
                           default_timeout=DEFAULT_TIMEOUT_S, lib="pylibfranka")
 
 
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _in_child(lib_name: str, ip: str, action: str, timeout: float) -> list[str]:
-    """Run ``action`` in a child process (:func:`.arm_cli.in_child`) and return its output lines."""
+    """Run ``action`` in a child process (:func:`.arm_check.in_child`) and return its output lines."""
     def deadline(stage: Optional[str]) -> tuple[float, str]:
         if stage is None:
             wait, late = timeout, f"did not answer within {timeout:g} s"
@@ -50,7 +50,7 @@ def _in_child(lib_name: str, ip: str, action: str, timeout: float) -> list[str]:
             wait, late = timeout, "sent no state"
         return wait, f"the Franka at {ip} {late} (is it on, is FCI enabled in Desk, is the cable in the control box?)"
 
-    return arm_cli.in_child(_talk, (lib_name, ip, action), where=f"Franka at {ip}", describe=_describe, what=action,
+    return arm_check.in_child(_talk, (lib_name, ip, action), where=f"Franka at {ip}", describe=_describe, what=action,
                     deadline=deadline)
 
 
@@ -86,6 +86,6 @@ def _talk(lib_name: str, ip: str, action: str, stage: Callable[[str], None]) -> 
 
 
 def _address(args: argparse.Namespace) -> tuple[str, float]:
-    from robot_rl.config.hardware import FrankaHardwareConfig
+    from robot_rl_drivers.robots.franka.settings import FrankaHardwareConfig
 
-    return arm_cli.address(args, FrankaHardwareConfig, "franka", DEFAULT_TIMEOUT_S)
+    return arm_check.address(args, FrankaHardwareConfig, "franka", DEFAULT_TIMEOUT_S)

@@ -17,16 +17,17 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from robot_rl.cli import arm_check
 from robot_rl.errors import ConfigError, DeviceError, one_line
-from robot_rl_drivers.robots import arm_cli, ur_faults
-from robot_rl_drivers.robots.ur_loop import Rtde
-from robot_rl_drivers.robots.ur_state import pose_from_ur, read
+from robot_rl_drivers.robots.ur import faults as ur_faults
+from robot_rl_drivers.robots.ur.loop import Rtde
+from robot_rl_drivers.robots.ur.state import pose_from_ur, read
 
 DEFAULT_TIMEOUT_S = 10.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    arm_cli.add_arguments(parser, ["check"], arm="UR", ip_help="the UR's address", default_timeout=DEFAULT_TIMEOUT_S,
+    arm_check.add_arguments(parser, ["check"], arm="UR", ip_help="the UR's address", default_timeout=DEFAULT_TIMEOUT_S,
                           lib="ur_rtde")
 
 
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _in_child(lib_name: str, ip: str, timeout: float) -> tuple[list[str], str | None]:
-    """Run the check in a child process (:func:`.arm_cli.in_child`) and return its report and
+    """Run the check in a child process (:func:`.arm_check.in_child`) and return its report and
     the problem found, if any."""
     def deadline(stage: Optional[str]) -> tuple[float, str]:
         if stage is None:
@@ -49,7 +50,7 @@ def _in_child(lib_name: str, ip: str, timeout: float) -> tuple[list[str], str | 
                              "the cable in?)")
         return timeout, f"the UR at {ip} answered, then sent nothing while {stage} for {timeout:g} s"
 
-    return arm_cli.in_child(_check, (lib_name, ip, timeout), where=f"UR at {ip}", describe=one_line, what="check",
+    return arm_check.in_child(_check, (lib_name, ip, timeout), where=f"UR at {ip}", describe=one_line, what="check",
                     deadline=deadline)
 
 
@@ -109,9 +110,9 @@ def _text(dashboard: Any, method: str) -> str:
 
 
 def _address(args: argparse.Namespace) -> tuple[str, float]:
-    from robot_rl.config.hardware import URHardwareConfig
+    from robot_rl_drivers.robots.ur.settings import URHardwareConfig
 
-    ip, timeout = arm_cli.address(args, URHardwareConfig, "ur", DEFAULT_TIMEOUT_S)
+    ip, timeout = arm_check.address(args, URHardwareConfig, "ur", DEFAULT_TIMEOUT_S)
     if args.timeout is not None and not (np.isfinite(args.timeout) and 0.1 <= args.timeout <= 600.0):
         raise ConfigError(f"--timeout must be between 0.1 and 600 s, got {args.timeout}")
     return ip, timeout

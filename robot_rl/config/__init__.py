@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Union, get_args, get_origin, get_type_hints
 
 from robot_rl.config.agent import AgentConfig, TrainConfig
-from robot_rl.config.hardware import check_hardware
+from robot_rl.config.bc import BCConfig
+from robot_rl.config.hardware import UNTYPED_HARDWARE, HardwareLookups, check_hardware
 from robot_rl.config.input import InterventionConfig
 from robot_rl.config.learning import LearningConfig
 from robot_rl.config.loader import (
@@ -66,6 +67,7 @@ class Config:
     env: EnvConfig = field(default_factory=EnvConfig)
     agent: AgentConfig = field(default_factory=AgentConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    bc: BCConfig = field(default_factory=BCConfig)
     learning: LearningConfig = field(default_factory=LearningConfig)
     intervention: InterventionConfig = field(default_factory=InterventionConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
@@ -84,8 +86,11 @@ class Config:
 TaskParamsLookup = Callable[[str], type]
 
 
-def build_config(data: dict[str, Any], file: str, task_params: TaskParamsLookup) -> Config:
-    """Build a :class:`Config` from a raw mapping, typing and checking ``task.params`` too.
+def build_config(data: dict[str, Any], file: str, task_params: TaskParamsLookup,
+                 hardware: HardwareLookups = UNTYPED_HARDWARE) -> Config:
+    """Build a :class:`Config` from a raw mapping, typing and checking ``task.params`` too,
+    and ``robot.hardware`` / ``cameras.<name>.hardware`` with the classes ``hardware``
+    looks up by backend name (the drivers' registries; the default types none).
 
     The reset poses are checked once the task's parameters are typed: a task's start
     range is a reset perturbation as well.
@@ -96,11 +101,11 @@ def build_config(data: dict[str, Any], file: str, task_params: TaskParamsLookup)
     except ValueError as err:
         raise ConfigError(f"{source_of(file, 'task.name')}: 'task.name' {err}") from None
     cfg.task.params = build(params_cls, cfg.task.params, file=file, where="task.params")
+    check_hardware(cfg, file, hardware)
     try:
         check_reset_poses(cfg)
     except ValueError as err:
         raise ConfigError(f"{file}: config: {err}") from None
-    check_hardware(cfg, file)
     check_topic_aliasing(cfg, file)
     check_policy_view(cfg, file)
     return cfg
@@ -163,7 +168,8 @@ def _dataclass_of(tp: Any) -> Any:
 
 
 __all__ = [
-    "CameraConfig", "Config", "ConfigError", "ConfigSource", "ControllerConfig", "EnvConfig", "RobotConfig",
+    "CameraConfig", "Config", "ConfigError", "ConfigSource", "ControllerConfig", "EnvConfig", "HardwareLookups",
+    "RobotConfig",
     "SimConfig", "TaskConfig", "TaskParamsLookup", "WorkspaceConfig", "apply_overrides", "build", "build_config",
     "check_override_keys",
     "param", "parse_yaml", "read_yaml", "to_dict",

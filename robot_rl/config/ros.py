@@ -130,7 +130,7 @@ def session_topics(cfg: Any) -> list[tuple[str, str, str]]:
         out += [(f"the sim's {key} topic", "sim", resolve_topic(name, ns)) for key, name in SIM_TOPICS.items()]
     for name, cam in cfg.cameras.items():
         settings = cam.hardware
-        if cam.backend == "topic" and hasattr(settings, "subscribed_topic"):
+        if hasattr(settings, "subscribed_topic"):  # a camera the actor reads from another driver's topic
             out.append((f"cameras.{name}.hardware.topic {settings.topic!r}", "camera",
                         resolve_topic(settings.subscribed_topic, ns)))
         else:

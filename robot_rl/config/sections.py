@@ -156,14 +156,15 @@ class WorkspaceConfig:
 class RobotConfig:
     """Which arm backend runs, where it resets to and what box it may move in."""
 
-    backend: Literal["sim", "franka", "ur", "ros2_control", "topics"] = "sim"
+    # a name in the arm registry (robot_rl_drivers.robots), checked when the config is loaded
+    backend: str = "sim"
     reset_pos: tuple[float, float, float] = param((0.5, 0.0, 0.25), min=-2.0, max=2.0, doc="metres")
     reset_rpy: tuple[float, float, float] = param((np.pi, 0.0, 0.0), min=-6.3, max=6.3, doc="rad")
     workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
     controller: ControllerConfig = field(default_factory=ControllerConfig)
     admittance: AdmittanceConfig = field(default_factory=AdmittanceConfig)  # arms with a velocity interface
     gripper_max_width: float = param(0.08, min=0.0, max=0.3, doc="metres, fully open")
-    hardware: dict[str, Any] = field(default_factory=dict)  # backend-specific, checked by the backend
+    hardware: dict[str, Any] = field(default_factory=dict)  # typed by the backend's settings class on load
 
     def __post_init__(self) -> None:
         low, high = np.asarray(self.workspace.pos_low), np.asarray(self.workspace.pos_high)
@@ -208,17 +209,18 @@ class CameraConfig:
 
     ``topic``: another driver publishes the images (realsense2_camera, usb_cam, ...) and
     the actor reads them from the topic ``hardware`` names (see
-    :class:`robot_rl.config.hardware.TopicCameraSettings`); ``width`` and ``height`` are
+    :class:`robot_rl_drivers.cameras.topic.settings.TopicCameraSettings`); ``width`` and ``height`` are
     then what that driver must publish, and ``fps`` is the driver's business.
     """
 
-    backend: Literal["sim", "realsense", "opencv", "topic"] = "sim"
+    # a name in the camera registry (robot_rl_drivers.cameras), checked when the config is loaded
+    backend: str = "sim"
     width: int = param(128, min=8, max=4096)
     height: int = param(128, min=8, max=4096)
     fps: float = param(30.0, min=1.0, max=120.0, doc="frames per second (not used by a topic camera)")
     crop: Optional[tuple[int, int, int, int]] = param(None, min=0, max=4096, doc="x0, y0, x1, y1 in native pixels")
     resize: Optional[tuple[int, int]] = param(None, min=8, max=4096, doc="width, height fed to the policy")
-    hardware: dict[str, Any] = field(default_factory=dict)  # serial, exposure, ...: checked by the driver
+    hardware: dict[str, Any] = field(default_factory=dict)  # typed by the backend's settings class on load
     # where the camera sits, for tf (CameraMount); none: no tf for it (sim cameras: the scene says)
     mount: Optional[CameraMount] = None
 

@@ -46,7 +46,9 @@ def pinhole_k(fovy_deg: float, width: int, height: int) -> np.ndarray:
 
 def is_topic_camera(cfg: Config, name: str) -> bool:
     """Whether camera ``name`` comes from another driver's topic (no camera node of ours)."""
-    return cfg.cameras[name].backend == "topic"
+    from robot_rl_drivers.cameras import camera_spec
+
+    return camera_spec(cfg.cameras[name].backend).reads_topic
 
 
 def own_cameras(cfg: Config) -> list[str]:
@@ -67,11 +69,14 @@ def image_topic(cfg: Config, name: str, default: str) -> str:
 
 def publisher_of(cfg: Config, name: str) -> str:
     """Who should publish camera ``name``'s images, for error messages."""
+    from robot_rl_drivers.cameras import camera_spec
+
     backend = cfg.cameras[name].backend
-    if backend == "topic":
-        return (f"another driver (cameras.{name}.backend is topic, so robot_rl starts no camera node for it, "
+    spec = camera_spec(backend)
+    if spec.reads_topic:
+        return (f"another driver (cameras.{name}.backend is {backend}, so robot_rl starts no camera node for it, "
                 "e.g. realsense2_camera)")
-    if backend == "sim":
+    if spec.simulated:
         return "the sim node (sim_node)"
     return f"its camera node (camera_{name})"
 

@@ -54,10 +54,12 @@ class ControllerNode(Node):
         topics = declare_topics(self, [*ROBOT_STATE, *ROBOT_COMMANDS])
         prefix = param_or(self, "joint_prefix", "fr3_joint")
         lib = param_or(self, "robot_lib", "") or None  # "": the backend's own library
-        if cfg.robot.backend in ("sim", "topics"):
+        from robot_rl_drivers.robots import arm_joint_names, make_robot, robot_spec, robot_specs
+
+        if robot_spec(cfg.robot.backend).node != "controller_node":
+            ours = ", ".join(f"'{s.name}'" for s in robot_specs() if s.node == "controller_node")
             raise ConfigError(f"{path}: robot.backend is '{cfg.robot.backend}': controller_node runs real arms "
-                              "('franka', 'ros2_control', ...); the sim arm runs in sim_node")
-        from robot_rl_drivers.robots import arm_joint_names, make_robot
+                              f"({ours}); the sim arm runs in sim_node")
 
         joints = arm_joint_names(cfg.robot, prefix, file=str(path))
         self.state_pub = RobotStatePublisher(self, topics, cfg.ros.frame_id, joints)

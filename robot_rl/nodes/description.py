@@ -141,6 +141,8 @@ class GraphDescription:
 def build_graph(cfg: Config, config_path: str | Path) -> GraphDescription:
     """The session's nodes (see the module docstring); ConfigError for a config no graph fits."""
     from robot_rl.nodes.camera import image_topic, own_cameras
+    from robot_rl_drivers.cameras import camera_spec
+    from robot_rl_drivers.robots import robot_spec
 
     path = Path(config_path).resolve()
     base: dict[str, Any] = {"config": str(path)}
@@ -152,7 +154,8 @@ def build_graph(cfg: Config, config_path: str | Path) -> GraphDescription:
     for name, cam in cfg.cameras.items():
         if not NODE_NAME.match(name):
             raise ConfigError(f"{path}: camera name '{name}' cannot name a ROS node or topic (letters, digits, _)")
-        if cam.backend != "topic" and (cam.backend == "sim") != (backend == "sim"):
+        cam_spec = camera_spec(cam.backend)
+        if not cam_spec.reads_topic and cam_spec.simulated != (backend == "sim"):
             raise ConfigError(f"{path}: cameras.{name}.backend is '{cam.backend}' but robot.backend is '{backend}': "
                               "a sim session has sim (or topic) cameras only, a real one real (or topic) cameras only")
     ours = own_cameras(cfg)  # a topic camera is another driver's: no node of ours publishes it
@@ -161,7 +164,7 @@ def build_graph(cfg: Config, config_path: str | Path) -> GraphDescription:
         nodes.append(NodeSpec("sim_node", "sim_node", {
             **base, "topics": topic_parameters([*robot_topics, *SIM], ours, ("image", "info"))}))
     else:
-        if backend != "topics":  # a real arm: our controller node runs its backend
+        if robot_spec(backend).node == "controller_node":  # a real arm: our controller node runs its backend
             nodes.append(NodeSpec("controller_node", "controller_node",
                                   {**base, "topics": topic_parameters(robot_topics)}))
         for name in ours:

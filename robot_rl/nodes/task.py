@@ -10,7 +10,8 @@ through topics exactly as they drive MuJoCo.
 
 :class:`RobotResetTask` is a real robot's: each reset is robot_rl's scripted robot reset
 through the same :class:`~robot_rl.nodes.robot.TopicRobot`, with its joint resets sent as
-null-space postures on ``/robot/posture``; success comes from the reward classifier
+null-space postures on ``/robot/posture`` (a real-only task's: to its reset poses in turn,
+:class:`~robot_rl.reset.pose_list.PoseListReset`); success comes from the reward classifier
 (``reward.classifier_path``) or the human's label.
 """
 
@@ -147,15 +148,25 @@ class RobotResetTask(EpisodeTask):
     state_dim = 0
 
     def __init__(self, cfg: Any, robot: TopicRobot, clock: Any) -> None:
-        from robot_rl.config.hardware import arm_has_posture
         from robot_rl.reset.joint_reset import PostureJointMover
         from robot_rl.reset.robot_reset import RobotReset
         from robot_rl.tasks import get_task
+        from robot_rl_drivers.robots import arm_has_posture
 
         # An arm without a null-space posture (a UR) needs no joint reset, and a topic robot
         # cannot tell: the config can.
         mover = PostureJointMover(robot, cfg) if cfg.reset.joint_reset_every and arm_has_posture(cfg) else None
-        self.routine = RobotReset(robot, clock, cfg, mover)
+        poses = []
+        if get_task(cfg.task.name).real_only:  # a task with no scene starts where its poses say
+            from robot_rl.tasks.real import reset_poses
+
+            poses = reset_poses(cfg)
+        if poses:
+            from robot_rl.reset.pose_list import PoseListReset
+
+            self.routine: RobotReset = PoseListReset(robot, clock, cfg, poses, mover)
+        else:
+            self.routine = RobotReset(robot, clock, cfg, mover)
         # The task says whether a part is held from the start (a reset must then not
         # open the fingers and drop it); reset.gripper overrides it.
         self._gripper = (cfg.reset.gripper if cfg.reset.gripper is not None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robot_rl.config.hardware import UR_JOINT_NAMES
+from robot_rl.arms import UR_JOINT_NAMES
 from robot_rl.sim.arm import ArmSpec, quat_rotx, vec
 
 # Standard DH parameters of the UR5e, one row per joint: (a_i, d_i, alpha_i).

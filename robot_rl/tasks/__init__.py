@@ -11,7 +11,10 @@ training, the nodes, the benches): the core packages below it (sim, reset, rewar
 envs, config, control, data) never import a task. Where they need a task's part they
 get it from their caller, or from the task object itself (``SimTask.make_expert`` and
 its siblings). That is also why loading a typed config lives here: the config package
-types ``task.params`` with the class this registry hands it.
+types ``task.params`` with the class this registry hands it, and ``robot.hardware`` /
+``cameras.<name>.hardware`` with the classes the drivers' registries hand it
+(:mod:`robot_rl_drivers.robots`, :mod:`robot_rl_drivers.cameras`: import-light
+descriptions of the backends, see there why core may ask them).
 """
 
 from __future__ import annotations
@@ -22,9 +25,12 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from robot_rl import config as _config
 from robot_rl.config.bases import read_config_file
+from robot_rl.config.hardware import HardwareLookups
 from robot_rl.config.loader import ConfigSource
 from robot_rl.errors import ConfigError
 from robot_rl.tasks.spec import TaskSpec
+from robot_rl_drivers.cameras import settings_class as _camera_settings
+from robot_rl_drivers.robots import settings_class as _robot_settings
 
 if TYPE_CHECKING:
     from robot_rl.config import Config
@@ -36,9 +42,12 @@ FOLDERS = (
     "pick_cube",
     "peg_insert",
     "plug_insert",
+    "connector_insert",  # real-only: no scene (robot_rl/tasks/real.py)
 )
 
 _SPECS: dict[str, TaskSpec] = {}
+#: The backend registries' settings lookups, for ``robot.hardware`` and ``cameras.<name>.hardware``.
+HARDWARE = HardwareLookups(robot=_robot_settings, camera=_camera_settings)
 
 
 def _specs() -> dict[str, TaskSpec]:
@@ -59,6 +68,11 @@ def task_names() -> tuple[str, ...]:
 def all_tasks() -> tuple[TaskSpec, ...]:
     """Every registered task, in registry order."""
     return tuple(_specs().values())
+
+
+def sim_tasks() -> tuple[TaskSpec, ...]:
+    """The registered tasks that have a MuJoCo scene (every one but the real-only ones), in registry order."""
+    return tuple(spec for spec in _specs().values() if not spec.real_only)
 
 
 def get_task(name: str) -> TaskSpec:
@@ -91,7 +105,13 @@ def config_from_dict(data: dict[str, Any], file: str = "<config>") -> "Config":
     task = data.get("task") if isinstance(data, dict) else None
     if isinstance(data, dict) and (task is None or (isinstance(task, dict) and "name" not in task)):
         data = {**data, "task": {**(task or {}), "name": task_names()[0]}}
-    return _config.build_config(data, file, params_class)
+    cfg = _config.build_config(data, file, params_class, HARDWARE)
+    spec = get_task(cfg.task.name)
+    if spec.real_only:
+        from robot_rl.tasks.real import check_real_config
+
+        check_real_config(spec, cfg, data, file)
+    return cfg
 
 
 def load_config(path: str | Path, overrides: Iterable[str] = ()) -> "Config":
@@ -106,5 +126,5 @@ def load_config(path: str | Path, overrides: Iterable[str] = ()) -> "Config":
     return config_from_dict(data, file=ConfigSource(str(path), overrides))  # value errors name their --set
 
 
-__all__ = ["FOLDERS", "TaskSpec", "all_tasks", "config_from_dict", "get_task", "load_config", "make_task",
-           "params_class", "task_names"]
+__all__ = ["FOLDERS", "HARDWARE", "TaskSpec", "all_tasks", "config_from_dict", "get_task", "load_config", "make_task",
+           "params_class", "sim_tasks", "task_names"]

@@ -110,7 +110,7 @@ class Counters:
 
 def configure_realtime(settings: Any, what: str, log: Any) -> None:
     """Pin and prioritise the calling loop process as ``settings`` (a
-    :class:`~robot_rl.config.hardware.LoopProcessSettings`) say; a refusal is a warning,
+    :class:`~robot_rl_drivers.robots.settings.LoopProcessSettings`) say; a refusal is a warning,
     since the arm's own library decides whether it can run without real-time scheduling."""
     if settings.cpu is not None:
         try:

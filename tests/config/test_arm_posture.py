@@ -1,16 +1,16 @@
 """Which configured arms have a null-space posture (the joint reset's way in).
 
 A 6-DoF arm has none; a robot over topics cannot say so itself, so the actor's reset
-asks the config (:func:`robot_rl.config.hardware.arm_has_posture`).
+asks the config (:func:`robot_rl_drivers.robots.arm_has_posture`).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from robot_rl.config.hardware import arm_has_posture
 from robot_rl.paths import resolve_config
 from robot_rl.tasks import load_config
+from robot_rl_drivers.robots import arm_has_posture
 
 REAL = ["env.obs_mode=pixels"]
 UR = [*REAL, "robot.backend=ur", "robot.hardware.ip=127.0.0.1"]

@@ -25,7 +25,6 @@ import yaml
 
 from robot_rl.cli import main as cli_main
 from robot_rl.config import Config, to_dict, yaml_text
-from robot_rl.config.hardware import CAMERA_SETTINGS, ROBOT_HARDWARE
 from robot_rl.config.loader import (
     MAX_CONFIG_BYTES,
     MAX_YAML_DEPTH,
@@ -36,6 +35,8 @@ from robot_rl.config.loader import (
 )
 from robot_rl.errors import ConfigError
 from robot_rl.tasks import all_tasks, load_config
+from robot_rl_drivers.cameras import camera_spec
+from robot_rl_drivers.robots import robot_spec
 
 REPO = Path(__file__).resolve().parents[2]
 FILE_VALUES = {int: (float("nan"), float("inf"), float("-inf"), 2**63),
@@ -45,15 +46,15 @@ FILE_VALUES = {int: (float("nan"), float("inf"), float("-inf"), 2**63),
 # each possible dataclass, the settings that select it (and its required keys).
 DYNAMIC_SECTIONS: dict[str, list[tuple[type, dict[str, Any]]]] = {
     "task.params": [(spec.params, {"task.name": spec.name}) for spec in all_tasks()],
-    "robot.hardware": [(ROBOT_HARDWARE["franka"], {"robot.backend": "franka", "robot.hardware.ip": "127.0.0.1"}),
-                       (ROBOT_HARDWARE["ur"], {"robot.backend": "ur", "robot.hardware.ip": "127.0.0.1"}),
-                       (ROBOT_HARDWARE["ros2_control"], {"robot.backend": "ros2_control",
+    "robot.hardware": [(robot_spec("franka").settings, {"robot.backend": "franka", "robot.hardware.ip": "127.0.0.1"}),
+                       (robot_spec("ur").settings, {"robot.backend": "ur", "robot.hardware.ip": "127.0.0.1"}),
+                       (robot_spec("ros2_control").settings, {"robot.backend": "ros2_control",
                                                          "robot.hardware.contract": "cartesian_controllers",
                                                          "robot.hardware.joint_names": ["j1", "j2", "j3"]})],
     "cameras.front.hardware": [
-        (CAMERA_SETTINGS["realsense"], {"cameras.front.backend": "realsense",
+        (camera_spec("realsense").settings, {"cameras.front.backend": "realsense",
                                         "cameras.front.hardware.serial": "0123"}),
-        (CAMERA_SETTINGS["opencv"], {"cameras.front.backend": "opencv"}),
+        (camera_spec("opencv").settings, {"cameras.front.backend": "opencv"}),
     ],
 }
 

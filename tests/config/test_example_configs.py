@@ -13,11 +13,14 @@ import numpy as np
 import pytest
 import yaml
 
-from robot_rl.config.hardware import FrankaHardwareConfig, RealSenseSettings, URHardwareConfig, arm_has_posture
 from robot_rl.config.reset import perturbation, resolve_mode
 from robot_rl.config.sections import AdmittanceConfig, ControllerConfig
 from robot_rl.errors import ConfigError
 from robot_rl.tasks import load_config, task_names
+from robot_rl_drivers.cameras.realsense.settings import RealSenseSettings
+from robot_rl_drivers.robots import arm_has_posture
+from robot_rl_drivers.robots.franka.settings import FrankaHardwareConfig
+from robot_rl_drivers.robots.ur.settings import URHardwareConfig
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 FRANKA = CONFIGS / "franka_peg_insert.yaml"

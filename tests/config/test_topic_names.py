@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from robot_rl.config import to_dict
-from robot_rl.config.hardware import TopicCameraSettings
 from robot_rl.errors import ConfigError
 from robot_rl.tasks import load_config
+from robot_rl_drivers.cameras.topic.settings import TopicCameraSettings
 
 PICK = Path(__file__).resolve().parents[2] / "configs" / "pick_cube.yaml"
 REALSENSE = "/camera/camera/color/image_raw"

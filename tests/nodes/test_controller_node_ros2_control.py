@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from graph_harness import Probe, Session, private_env  # tests/support
 
-from robot_rl.config.hardware import UR_JOINT_NAMES
+from robot_rl.arms import UR_JOINT_NAMES
 from robot_rl.control.transforms import rpy_to_quat
 from robot_rl.ros import convert
 from robot_rl.ros import messages as m

@@ -16,7 +16,7 @@ import numpy as np
 from fake_rtde import SCENARIO_ENV  # tests/support
 from robot_session import fake_backend_session, real_cell_config, watch_robot
 
-from robot_rl.config.hardware import UR_JOINT_NAMES
+from robot_rl.arms import UR_JOINT_NAMES
 from robot_rl.ros import convert
 
 UR_JOINTS = list(UR_JOINT_NAMES)

@@ -41,8 +41,25 @@ from robot_rl.tasks import load_config, make_task
 PICK = "configs/pick_cube.yaml"
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
 
-ROBOTS = ("sim", "sim_ur5e", "topic", "franka_torque", "franka_ros2", "ros2_control_fzi", "ur_rtde")
-CAMERAS = ("sim", "topic", "realsense", "opencv")
+#: The contract rigs of each registered backend (a backend may have several: the Franka's two
+#: modes, the sim's two arms). ROBOTS and CAMERAS list them in registry order, so every backend
+#: of the registries runs the contracts; a registered backend without a rig here gets an id
+#: whose rig refuses to build, and its contract tests fail until it has one.
+ROBOT_RIGS = {"sim": ("sim", "sim_ur5e"), "topics": ("topic",), "franka": ("franka_torque", "franka_ros2"),
+              "ur": ("ur_rtde",), "ros2_control": ("ros2_control_fzi",)}
+CAMERA_RIGS = {"sim": ("sim",), "topic": ("topic",), "realsense": ("realsense",), "opencv": ("opencv",)}
+
+
+def _registered_rigs() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    from robot_rl_drivers.cameras import camera_specs
+    from robot_rl_drivers.robots import robot_specs
+
+    robots = tuple(rig for spec in robot_specs() for rig in ROBOT_RIGS.get(spec.name, (f"{spec.name}:no-rig",)))
+    cameras = tuple(rig for spec in camera_specs() for rig in CAMERA_RIGS.get(spec.name, (f"{spec.name}:no-rig",)))
+    return robots, cameras
+
+
+ROBOTS, CAMERAS = _registered_rigs()
 INPUTS = ("spacemouse", "keyboard", "gamepad", "topic", "simulated")
 
 
@@ -280,10 +297,10 @@ class FrankaTorqueRig(RobotRig):
     def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, faulting: bool = False) -> None:
         import fake_pylibfranka as fakelib
 
-        from robot_rl.config.hardware import FrankaHardwareConfig
         from robot_rl.config.loader import build
         from robot_rl.config.sections import ControllerConfig, RobotConfig, WorkspaceConfig
-        from robot_rl_drivers.robots.franka_torque import FrankaTorqueRobot
+        from robot_rl_drivers.robots.franka.settings import FrankaHardwareConfig
+        from robot_rl_drivers.robots.franka.torque import FrankaTorqueRobot
 
         monkeypatch.syspath_prepend(str(SUPPORT))  # the spawned loop process imports the fake by name
         scenario = {"log": str(tmp_path / "session")}
@@ -307,7 +324,7 @@ class FrankaTorqueRig(RobotRig):
             self.robot.gripper.command = lambda f: (self.gripper_calls.append(f), command(f))[1]
 
     def _state_block(self):
-        from robot_rl_drivers.robots.franka_loop import STATE
+        from robot_rl_drivers.robots.franka.loop import STATE
 
         values, _ = self.robot._ch.state.read()
         return values, STATE
@@ -349,10 +366,10 @@ class FrankaRos2Rig(RobotRig):
     STATE_TIMEOUT_S = 0.3
 
     def __init__(self) -> None:
-        from robot_rl.config.hardware import FrankaHardwareConfig
         from robot_rl.config.loader import build
         from robot_rl.config.sections import ControllerConfig, RobotConfig, WorkspaceConfig
-        from robot_rl_drivers.robots.franka_ros2 import FrankaRos2ControlRobot
+        from robot_rl_drivers.robots.franka.ros2 import FrankaRos2ControlRobot
+        from robot_rl_drivers.robots.franka.settings import FrankaHardwareConfig
 
         self.node = RecordingNode()
         self.live = True
@@ -433,7 +450,8 @@ def make_robot_rig(backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         from ros2_control_rig import FziRos2ControlRig  # tests/support/ros2_control_rig.py
 
         return FziRos2ControlRig()
-    raise ValueError(backend)
+    raise ValueError(f"no contract rig for robot backend {backend!r}: add one to tests/support/contract_rigs.py "
+                     "(ROBOT_RIGS and make_robot_rig)")
 
 
 
@@ -532,9 +550,9 @@ class RealSenseCameraRig(CameraRig):
         pytest.importorskip("pyrealsense2", reason="pyrealsense2 (and apt libusb-1.0-0) not installed")
         from fake_realsense import SERIAL, SyntheticRealSense
 
-        from robot_rl.config.hardware import RealSenseSettings
         from robot_rl.config.sections import CameraConfig
-        from robot_rl_drivers.cameras.realsense import RealSenseCamera
+        from robot_rl_drivers.cameras.realsense.camera import RealSenseCamera
+        from robot_rl_drivers.cameras.realsense.settings import RealSenseSettings
 
         self.timeout_s = 0.2 if quick_timeout else 2.0
         self.dev = SyntheticRealSense(self.width, self.height)
@@ -571,9 +589,9 @@ class OpenCVCameraRig(CameraRig):
 
     def __init__(self, tmp_path: Path, quick_timeout: bool = False) -> None:
         cv2 = pytest.importorskip("cv2")
-        from robot_rl.config.hardware import OpenCVSettings
         from robot_rl.config.sections import CameraConfig
-        from robot_rl_drivers.cameras.opencv import OpenCVCamera
+        from robot_rl_drivers.cameras.opencv.camera import OpenCVCamera
+        from robot_rl_drivers.cameras.opencv.settings import OpenCVSettings
 
         path = tmp_path / "clip.avi"
         writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 30.0, (self.width, self.height))
@@ -610,7 +628,8 @@ def make_camera_rig(backend: str, tmp_path: Path, *, quick_timeout: bool = False
         return RealSenseCameraRig(quick_timeout)
     if backend == "opencv":
         return OpenCVCameraRig(tmp_path, quick_timeout)
-    raise ValueError(backend)
+    raise ValueError(f"no contract rig for camera backend {backend!r}: add one to tests/support/contract_rigs.py "
+                     "(CAMERA_RIGS and make_camera_rig)")
 
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from contract_rigs import FrankaRos2Rig
 from fake_ros_node import RecordingNode
 
-from robot_rl.config.hardware import UR_JOINT_NAMES
+from robot_rl.arms import UR_JOINT_NAMES
 
 PREFIX = "/cartesian_compliance_controller"
 
@@ -29,10 +29,10 @@ class FziRos2ControlRig(FrankaRos2Rig):
     SATURATED = np.array([0.0, 0.0, 1000.0, 0.0, 0.0, 0.0])  # N: beyond force_limit (150 N)
 
     def __init__(self) -> None:
-        from robot_rl.config.hardware import Ros2ControlSettings
         from robot_rl.config.loader import build
         from robot_rl.config.sections import ControllerConfig, RobotConfig, WorkspaceConfig
-        from robot_rl_drivers.robots.ros2_control import Ros2ControlRobot
+        from robot_rl_drivers.robots.ros2_control.robot import Ros2ControlRobot
+        from robot_rl_drivers.robots.ros2_control.settings import Ros2ControlSettings
 
         self.node = RecordingNode()
         self.live = True

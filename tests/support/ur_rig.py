@@ -1,6 +1,6 @@
 """The UR backend over the fake ur_rtde (tests/support/fake_rtde.py): how tests build it, and its contract rig.
 
-:func:`make_ur` builds :class:`~robot_rl_drivers.robots.ur_robot.URRobot` with
+:func:`make_ur` builds :class:`~robot_rl_drivers.robots.ur.robot.URRobot` with
 ``lib="fake_rtde"`` and a scenario file (the spawned loop process reads it), with
 settings a shared, loaded test machine can live with (a lenient RTDE watchdog and state
 timeout, no real-time priority). :func:`replay` runs the logged RTDE samples of one
@@ -23,12 +23,12 @@ import pytest
 from contract_rigs import RobotRig, wait_until
 from fake_robotiq import FakeRobotiq
 
-from robot_rl.config.hardware import URHardwareConfig
 from robot_rl.config.loader import build
 from robot_rl.config.sections import AdmittanceConfig, RobotConfig, WorkspaceConfig
 from robot_rl.control.admittance import CartesianAdmittanceController, TcpState
 from robot_rl.control.safety import SafetyBox
-from robot_rl_drivers.robots.ur_state import pose_from_ur, vector
+from robot_rl_drivers.robots.ur.settings import URHardwareConfig
+from robot_rl_drivers.robots.ur.state import pose_from_ur, vector
 
 SUPPORT = Path(__file__).resolve().parent
 IP = "10.0.0.2"  # never contacted: the fake has no network
@@ -70,7 +70,7 @@ def write_scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: Op
 def make_ur(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: Optional[dict] = None, *,
             robot: Optional[RobotConfig] = None, hardware: Optional[dict] = None, **kw: Any):
     """``URRobot`` over the fake; returns (robot, log prefix). The caller closes the robot."""
-    from robot_rl_drivers.robots.ur_robot import URRobot
+    from robot_rl_drivers.robots.ur.robot import URRobot
 
     log = write_scenario(tmp_path, monkeypatch, scenario)
     return URRobot(robot or ur_robot_config(), ur_hardware(**(hardware or {})), lib="fake_rtde", **kw), log
@@ -104,7 +104,7 @@ def replay(rows: dict[str, np.ndarray], cfg: RobotConfig, hw: URHardwareConfig, 
         args = rows["args"][k]
         if rows["kind"][k] == 0:
             return bool(np.array_equal(args[:6], out.twist) and args[6] == acc and args[7] == period)
-        from robot_rl_drivers.robots.ur_state import ur_pose
+        from robot_rl_drivers.robots.ur.state import ur_pose
 
         return bool(np.array_equal(args[:6], ur_pose(out.pos, out.quat)) and args[8] == period)
 
@@ -176,7 +176,7 @@ class URRig(RobotRig):
         time.sleep(seconds)
 
     def goal(self):
-        from robot_rl_drivers.robots.ur_loop import STATE
+        from robot_rl_drivers.robots.ur.loop import STATE
 
         values, _ = self.robot._ch.state.read()
         return values[STATE["target_pos"]].copy(), values[STATE["target_quat"]].copy()

@@ -18,13 +18,13 @@ from typing import Optional
 
 import numpy as np
 
-from robot_rl.config.hardware import OpenCVSettings
 from robot_rl.config.sections import CameraConfig
 from robot_rl.errors import DeviceError
 from robot_rl.interfaces import Camera, Frame
 from robot_rl_drivers.cameras.grabber import FrameGrabber
+from robot_rl_drivers.cameras.opencv.settings import OpenCVSettings
 
-log = logging.getLogger("robot_rl_drivers.cameras.opencv")
+log = logging.getLogger("robot_rl_drivers.cameras.opencv.camera")
 
 
 class OpenCVCamera(Camera):
@@ -105,3 +105,9 @@ class OpenCVCamera(Camera):
 def video_nodes() -> list[str]:
     """The V4L2 video nodes present on this machine, for error messages."""
     return sorted(str(p) for p in Path("/dev").glob("video*"))
+
+
+def list_devices() -> list[str]:
+    """The V4L2 device nodes, one line, for ``robot-rl cameras list`` (the SPEC's probe)."""
+    nodes = video_nodes()
+    return ["v4l2: " + (", ".join(nodes) if nodes else "no /dev/video* nodes")]

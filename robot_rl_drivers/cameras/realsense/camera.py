@@ -29,13 +29,13 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from robot_rl.config.hardware import RealSenseSettings
 from robot_rl.config.sections import CameraConfig
 from robot_rl.errors import DeviceError
 from robot_rl.interfaces import Camera, Frame
 from robot_rl_drivers.cameras.grabber import FrameGrabber
+from robot_rl_drivers.cameras.realsense.settings import RealSenseSettings
 
-log = logging.getLogger("robot_rl_drivers.cameras.realsense")
+log = logging.getLogger("robot_rl_drivers.cameras.realsense.camera")
 
 
 def import_pyrealsense2() -> Any:
@@ -253,3 +253,16 @@ def _info(device: Any, key: Any) -> str:
         return str(device.get_info(key))
     except RuntimeError:
         return "?"
+
+
+def list_devices() -> list[str]:
+    """One line per connected RealSense, for ``robot-rl cameras list`` (the SPEC's probe);
+    a line saying why when librealsense cannot list them."""
+    try:
+        rs = import_pyrealsense2()
+        devices = list(rs.context().query_devices())
+        lines = [f"realsense {dev.get_info(rs.camera_info.serial_number)}  {dev.get_info(rs.camera_info.name)}"
+                 for dev in devices]
+    except Exception as err:  # noqa: BLE001 - listing goes on without librealsense
+        return [f"realsense: cannot enumerate ({err})"]
+    return lines or ["realsense: none connected"]

@@ -7,7 +7,7 @@ for the same opening (a policy sends one every step) cost nothing. A request tha
 arrives during a motion runs when that motion ends. The threads and the mapping of a
 fraction to a request are :class:`~robot_rl_drivers.robots.gripper.ThreadedGripper`'s.
 
-Mapping (see :class:`~robot_rl.config.hardware.FrankaGripperSettings`):
+Mapping (see :class:`~robot_rl_drivers.robots.franka.settings.FrankaGripperSettings`):
 * ``binary``: fraction < threshold -> ``grasp`` (close with force until the fingers stop;
   any final width counts as held), otherwise ``move`` to the full width;
 * ``continuous``: ``move`` to ``fraction * max_width``.
@@ -23,11 +23,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from robot_rl.config.hardware import FrankaGripperSettings
 from robot_rl.errors import DeviceError
+from robot_rl_drivers.robots.franka.settings import FrankaGripperSettings
 from robot_rl_drivers.robots.gripper import ThreadedGripper
 
-log = logging.getLogger("robot_rl_drivers.robots.franka_gripper")
+log = logging.getLogger("robot_rl_drivers.robots.franka.gripper")
 
 
 class FrankaGripper(ThreadedGripper):

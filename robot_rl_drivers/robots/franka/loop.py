@@ -48,13 +48,13 @@ from typing import Any
 
 import numpy as np
 
-from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.control import CartesianImpedanceController
-from robot_rl_drivers.robots.franka_state import arm_state
+from robot_rl_drivers.robots.franka.settings import FrankaHardwareConfig
+from robot_rl_drivers.robots.franka.state import arm_state
 from robot_rl_drivers.robots.loop_process import LoopArgs, LoopSessions, begin_process, gc_paused, serve
 from robot_rl_drivers.robots.shared import Layout, configure_realtime
 
-log = logging.getLogger("robot_rl_drivers.robots.franka_loop")
+log = logging.getLogger("robot_rl_drivers.robots.franka.loop")
 
 CYCLE_S = 1e-3  # the Franka's control cycle
 

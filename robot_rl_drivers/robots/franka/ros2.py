@@ -11,7 +11,7 @@ of ``robot.hardware.ros2_control`` (CRISP's topic contract by default, the joint
 * the Franka Hand, through libfranka's gripper (``robot.hardware.gripper``, a connection
   of its own), driven by the gripper opening of each command;
 * recovery: :meth:`~Ros2ControlRobot.recover` runs franka_ros2's error-recovery action by
-  default (:class:`~robot_rl.config.hardware.FrankaRos2ControlSettings`), since the arm's
+  default (:class:`~robot_rl_drivers.robots.franka.settings.FrankaRos2ControlSettings`), since the arm's
   reflexes are not on these topics but stop the state stream.
 """
 
@@ -22,11 +22,11 @@ import logging
 import subprocess
 from typing import Any, Callable
 
-from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.config.sections import RobotConfig
-from robot_rl_drivers.robots.ros2_control import Ros2ControlRobot
+from robot_rl_drivers.robots.franka.settings import FrankaHardwareConfig
+from robot_rl_drivers.robots.ros2_control.robot import Ros2ControlRobot
 
-log = logging.getLogger("robot_rl_drivers.robots.franka_ros2")
+log = logging.getLogger("robot_rl_drivers.robots.franka.ros2")
 
 
 class FrankaRos2ControlRobot(Ros2ControlRobot):
@@ -40,7 +40,7 @@ class FrankaRos2ControlRobot(Ros2ControlRobot):
         self.hw = hw
         self.gripper = None
         if hw.gripper.enabled:
-            from robot_rl_drivers.robots.franka_gripper import FrankaGripper
+            from robot_rl_drivers.robots.franka.gripper import FrankaGripper
 
             self.gripper = FrankaGripper(importlib.import_module(lib), hw.ip, hw.gripper, robot_cfg.gripper_max_width)
 

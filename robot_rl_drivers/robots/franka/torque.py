@@ -1,7 +1,7 @@
 """A Franka arm driven by robot_rl's own impedance law at 1 kHz (``robot.hardware.mode: torque``).
 
 :class:`FrankaTorqueRobot` is the :class:`~robot_rl.interfaces.Robot` the env sees. It
-starts the torque loop process (:mod:`robot_rl_drivers.robots.franka_loop`), which owns
+starts the torque loop process (:mod:`robot_rl_drivers.robots.franka.loop`), which owns
 the libfranka connection and runs the shared Cartesian impedance law, and talks to it
 through shared memory (targets, hold requests and null-space postures in; state and
 timing out) and a pipe (start, recover, close). The Franka Hand runs in this process
@@ -32,15 +32,15 @@ from typing import Optional
 
 import numpy as np
 
-from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.config.sections import RobotConfig
 from robot_rl.control.commands import BadCommand, PostureLimits, log_rejection, posture_command
 from robot_rl_drivers.robots.faults import RobotFault
-from robot_rl_drivers.robots.franka_gripper import FrankaGripper
-from robot_rl_drivers.robots.franka_loop import POSTURE, STATE, STATS, loop_process_main
+from robot_rl_drivers.robots.franka.gripper import FrankaGripper
+from robot_rl_drivers.robots.franka.loop import POSTURE, STATE, STATS, loop_process_main
+from robot_rl_drivers.robots.franka.settings import FrankaHardwareConfig
 from robot_rl_drivers.robots.loop_robot import LoopRobot, LoopTiming
 
-log = logging.getLogger("robot_rl_drivers.robots.franka_torque")
+log = logging.getLogger("robot_rl_drivers.robots.franka.torque")
 
 
 @dataclass(frozen=True)

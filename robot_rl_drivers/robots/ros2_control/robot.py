@@ -3,7 +3,7 @@
 The 1 kHz (or 500 Hz) law runs in ros2_control, next to the arm's hardware interface;
 this backend only talks to it over topics, through robot_rl's node layer
 (:mod:`robot_rl.ros`, rclpy or the DDS facade). Which topics is a *contract*
-(:data:`robot_rl.config.hardware.ROS2_CONTROL_CONTRACTS`, picked by
+(:data:`robot_rl_drivers.robots.ros2_control.settings.ROS2_CONTROL_CONTRACTS`, picked by
 ``robot.hardware.contract``; every name can still be set):
 
 ================== ===================================== ================================================
@@ -82,7 +82,7 @@ ignores a topic with more than one publisher, so nothing else may publish there.
 
 This backend has no gripper: a gripper opening in ``command`` is checked like the rest
 of the command and then ignored; ``state().gripper`` is 1.0. (The Franka subclass,
-:class:`~robot_rl_drivers.robots.franka_ros2.FrankaRos2ControlRobot`, drives the Hand.)
+:class:`~robot_rl_drivers.robots.franka.ros2.FrankaRos2ControlRobot`, drives the Hand.)
 
 The node belongs to the caller, who spins it (the controller node's executor); the
 subscription callbacks and the publish timer run there. ``state``/``command`` may be
@@ -100,7 +100,6 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from robot_rl.config.hardware import Ros2ControlSettings
 from robot_rl.config.sections import RobotConfig
 from robot_rl.control import SafetyBox
 from robot_rl.control.commands import (
@@ -112,9 +111,10 @@ from robot_rl.control.commands import (
 )
 from robot_rl.control.slew import TargetSlew
 from robot_rl.control.transforms import orientation_error, quat_mul, quat_normalize, quat_to_mat, rotvec_to_quat
-from robot_rl.errors import DeviceError
+from robot_rl.errors import ConfigError, DeviceError
 from robot_rl.interfaces import Robot, RobotState
 from robot_rl_drivers.robots.faults import RobotFault
+from robot_rl_drivers.robots.ros2_control.settings import Ros2ControlSettings
 
 TWIST_SMOOTHING = 0.3  # weight of the newest finite-difference twist
 MIN_TWIST_DT = 1e-4  # s: poses closer in time than this give no twist estimate (it would be noise over ~0)
@@ -171,7 +171,7 @@ class Ros2ControlRobot(Robot):
         self.s = settings
         self.node = node
         self.label, self.where = label, where
-        self.log = logger or logging.getLogger("robot_rl_drivers.robots.ros2_control")
+        self.log = logger or logging.getLogger("robot_rl_drivers.robots.ros2_control.robot")
         self._run = run
         self.box = SafetyBox.from_config(robot_cfg)
         c = robot_cfg.controller
@@ -585,3 +585,12 @@ class Ros2ControlRobot(Robot):
                 destroy(handle)
             except Exception:  # noqa: BLE001 - the node may already be gone
                 pass
+
+
+def make(cfg: RobotConfig, hw: Ros2ControlSettings, *, file: str = "<config>", node: Optional[Any] = None,
+         lib: Optional[str] = None) -> Ros2ControlRobot:
+    """The SPEC's factory: the backend on ``node`` (``lib`` does not apply: no hardware library)."""
+    if node is None:
+        raise ConfigError(f"{file}: robot.backend 'ros2_control' talks over ROS topics; build it with a node "
+                          "(the controller node passes its own)")
+    return Ros2ControlRobot(cfg, hw, node)

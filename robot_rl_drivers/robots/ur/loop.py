@@ -36,7 +36,7 @@ Stops: a safety mode other than NORMAL/REDUCED, a robot mode other than RUNNING,
 connection (the interfaces say so, or no new sample for ``state_timeout_s``), a refused
 command, readings unusable for ``state_timeout_s``, or the law's F/T fault: the loop
 sends ``speedStop``/``servoStop`` and ends the session with one line that names the UR
-and what to do (:mod:`.ur_faults`). ``recover`` reconnects, unlocks a protective stop
+and what to do (:mod:`.faults`). ``recover`` reconnects, unlocks a protective stop
 through the dashboard server ``unlock_delay_s`` after it (the UR refuses within 5 s;
 refusals are retried until ``recovery.timeout_s``), closes the safety popup and uploads
 the control script again; anything else needs a person and is answered with the line
@@ -60,16 +60,16 @@ from typing import Any, Optional
 
 import numpy as np
 
-from robot_rl.config.hardware import URHardwareConfig
 from robot_rl.control import CartesianAdmittanceController, TcpState
 from robot_rl.control.admittance import AdmittanceOutput
 from robot_rl.errors import one_line
-from robot_rl_drivers.robots import ur_faults
 from robot_rl_drivers.robots.loop_process import LoopArgs, LoopSessions, begin_process, gc_paused, serve
 from robot_rl_drivers.robots.shared import Layout, configure_realtime
-from robot_rl_drivers.robots.ur_state import UNREADABLE, Reading, code, read, ur_pose
+from robot_rl_drivers.robots.ur import faults as ur_faults
+from robot_rl_drivers.robots.ur.settings import URHardwareConfig
+from robot_rl_drivers.robots.ur.state import UNREADABLE, Reading, code, read, ur_pose
 
-log = logging.getLogger("robot_rl_drivers.robots.ur_loop")
+log = logging.getLogger("robot_rl_drivers.robots.ur.loop")
 
 EXTRA = "pip install robot_rl[ur]"
 

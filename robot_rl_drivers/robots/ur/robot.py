@@ -1,7 +1,7 @@
 """A UR e-series arm driven by robot_rl's admittance law at 500 Hz (``robot.backend: ur``).
 
 :class:`URRobot` is the :class:`~robot_rl.interfaces.Robot` the env sees. It starts the
-UR loop process (:mod:`robot_rl_drivers.robots.ur_loop`), which owns the ur_rtde
+UR loop process (:mod:`robot_rl_drivers.robots.ur.loop`), which owns the ur_rtde
 connection and runs the shared Cartesian admittance law, and talks to it through shared
 memory (targets and hold requests in; state and timing out) and a pipe (start, recover,
 close), as the Franka torque backend does: that parent side is :mod:`.loop_robot`'s.
@@ -24,18 +24,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
-from robot_rl.config.hardware import URHardwareConfig
 from robot_rl.config.sections import RobotConfig
 from robot_rl.errors import ConfigError
 from robot_rl_drivers.robots.gripper import Gripper
 from robot_rl_drivers.robots.loop_robot import LoopRobot, LoopTiming
-from robot_rl_drivers.robots.ur_loop import STATE, STATS, loop_process_main
+from robot_rl_drivers.robots.ur.loop import STATE, STATS, loop_process_main
+from robot_rl_drivers.robots.ur.settings import URHardwareConfig
 
-log = logging.getLogger("robot_rl_drivers.robots.ur_robot")
+log = logging.getLogger("robot_rl_drivers.robots.ur.robot")
 
 TOOL_ALLOWANCE_M = 0.3  # how far a tool may reach beyond the flange, for the workspace check
 
@@ -102,7 +102,7 @@ class URRobot(LoopRobot):
     def _make_gripper(self) -> Optional[Gripper]:
         if not self.hw.gripper.enabled:
             return None
-        from robot_rl_drivers.robots.robotiq import RobotiqGripper
+        from robot_rl_drivers.robots.ur.robotiq import RobotiqGripper
 
         return RobotiqGripper(self.hw.ip, self.hw.gripper)
 
@@ -132,3 +132,10 @@ class URRobot(LoopRobot):
             nonfinite_states=int(s["nonfinite_states"]), bad_readings=int(s["bad_readings"]),
             ft_faults=int(s["ft_faults"]), guarded_commands=int(s["guarded_commands"]), sessions=int(s["session"]),
         )
+
+
+def make(cfg: RobotConfig, hw: URHardwareConfig, *, file: str = "<config>", node: Any = None,
+         lib: Optional[str] = None) -> URRobot:
+    """The SPEC's factory: the box checked against the model's reach, then the loop started."""
+    check_reach(cfg, hw, file)
+    return URRobot(cfg, hw, lib=lib or "ur_rtde")

@@ -11,7 +11,7 @@ requested position).
 :class:`RobotiqGripper` is a :class:`~robot_rl_drivers.robots.gripper.ThreadedGripper`:
 it activates the gripper on start if it is not active, executes the newest opening
 request on a worker thread and reads the finger position on another (``state_hz``).
-Mapping (:class:`~robot_rl.config.hardware.RobotiqSettings`): ``binary`` closes fully
+Mapping (:class:`~robot_rl_drivers.robots.ur.settings.RobotiqSettings`): ``binary`` closes fully
 below ``threshold`` (the fingers stop on an object with ``force``) and opens fully
 otherwise; ``continuous`` goes to the position the fraction maps to between
 ``open_position`` and ``closed_position``. A URCap that does not answer at start is one
@@ -25,12 +25,12 @@ import socket
 import threading
 import time
 
-from robot_rl.config.hardware import RobotiqSettings
 from robot_rl.control.commands import log_rejection
 from robot_rl.errors import DeviceError, one_line
 from robot_rl_drivers.robots.gripper import ThreadedGripper
+from robot_rl_drivers.robots.ur.settings import RobotiqSettings
 
-log = logging.getLogger("robot_rl_drivers.robots.robotiq")
+log = logging.getLogger("robot_rl_drivers.robots.ur.robotiq")
 
 ACTIVE = 3  # STA of an activated gripper
 MAX_REPLY = 1024

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robot_rl.config.hardware import OpenCVSettings
 from robot_rl.config.sections import CameraConfig
 from robot_rl.errors import DeviceError
 from robot_rl_drivers.cameras import make_camera
-from robot_rl_drivers.cameras.opencv import OpenCVCamera
+from robot_rl_drivers.cameras.opencv.camera import OpenCVCamera
+from robot_rl_drivers.cameras.opencv.settings import OpenCVSettings
 
 cv2 = pytest.importorskip("cv2")
 

@@ -12,16 +12,16 @@ import time
 import numpy as np
 import pytest
 
-from robot_rl.config.hardware import RealSenseSettings
 from robot_rl.config.sections import CameraConfig
 from robot_rl.errors import DeviceError
+from robot_rl_drivers.cameras.realsense.settings import RealSenseSettings
 
 rs = pytest.importorskip("pyrealsense2", reason="pyrealsense2 (and apt libusb-1.0-0) not installed")
 
 from fake_realsense import FPS, SERIAL, H, SyntheticRealSense, W  # noqa: E402  (tests/support)
 
 from robot_rl_drivers.cameras import make_camera  # noqa: E402
-from robot_rl_drivers.cameras.realsense import HostClockMapper, RealSenseCamera  # noqa: E402
+from robot_rl_drivers.cameras.realsense.camera import HostClockMapper, RealSenseCamera  # noqa: E402
 
 
 def camera_cfg(**overrides) -> CameraConfig:

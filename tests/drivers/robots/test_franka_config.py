@@ -9,17 +9,14 @@ import pytest
 import yaml
 
 from robot_rl.config import to_dict
-from robot_rl.config.hardware import (
-    FrankaHardwareConfig,
-    OpenCVSettings,
-    RealSenseSettings,
-    check_hardware,
-    robot_hardware,
-)
+from robot_rl.config.hardware import check_hardware
 from robot_rl.config.sections import RobotConfig
 from robot_rl.errors import ConfigError
-from robot_rl.tasks import config_from_dict, load_config
-from robot_rl_drivers.robots import make_robot
+from robot_rl.tasks import HARDWARE, config_from_dict, load_config
+from robot_rl_drivers.cameras.opencv.settings import OpenCVSettings
+from robot_rl_drivers.cameras.realsense.settings import RealSenseSettings
+from robot_rl_drivers.robots import make_robot, robot_hardware
+from robot_rl_drivers.robots.franka.settings import FrankaHardwareConfig
 
 HERE = Path(__file__).resolve().parents[2] / "support"  # fake_pylibfranka.py
 
@@ -38,7 +35,7 @@ RIG = {
 
 def test_check_hardware_types_every_block_and_round_trips(tmp_path):
     cfg = config_from_dict(json.loads(json.dumps(RIG)), file="rig.yaml")
-    check_hardware(cfg, "rig.yaml")
+    check_hardware(cfg, "rig.yaml", HARDWARE)
     hw = cfg.robot.hardware
     assert isinstance(hw, FrankaHardwareConfig) and hw.gripper.force == 30.0 and hw.loop.cpu == 3
     assert hw.collision.collision_torque[0] == 40.0 and hw.collision.contact_torque[0] == 20.0
@@ -49,7 +46,7 @@ def test_check_hardware_types_every_block_and_round_trips(tmp_path):
     path = tmp_path / "again.yaml"
     path.write_text(yaml.safe_dump(to_dict(cfg)))
     again = load_config(path)
-    check_hardware(again, str(path))
+    check_hardware(again, str(path), HARDWARE)
     assert again.robot.hardware == hw and again.cameras["front"].hardware == cfg.cameras["front"].hardware
 
 
@@ -90,7 +87,7 @@ def test_make_robot_builds_the_torque_backend_for_mode_torque(tmp_path, monkeypa
     scenario.write_text("{}")
     monkeypatch.setenv(fakelib.SCENARIO_ENV, str(scenario))
     from robot_rl.config.sections import WorkspaceConfig
-    from robot_rl_drivers.robots.franka_torque import FrankaTorqueRobot
+    from robot_rl_drivers.robots.franka.torque import FrankaTorqueRobot
 
     cfg = RobotConfig(backend="franka", reset_pos=(0.35, 0.0, 0.45),
                       workspace=WorkspaceConfig(pos_low=(0.2, -0.2, 0.3), pos_high=(0.6, 0.2, 0.6)),

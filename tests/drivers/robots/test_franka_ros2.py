@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from fake_ros_node import RecordingNode  # tests/support
 
-from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.config.loader import build
 from robot_rl.config.sections import ControllerConfig, RobotConfig, WorkspaceConfig
 from robot_rl.control.transforms import orientation_error, rpy_to_quat
@@ -23,7 +22,8 @@ from robot_rl.errors import ConfigError, DeviceError
 from robot_rl.ros import convert, msgs
 from robot_rl_drivers.robots import make_robot
 from robot_rl_drivers.robots.faults import RobotFault
-from robot_rl_drivers.robots.franka_ros2 import FrankaRos2ControlRobot
+from robot_rl_drivers.robots.franka.ros2 import FrankaRos2ControlRobot
+from robot_rl_drivers.robots.franka.settings import FrankaHardwareConfig
 
 DOWN = rpy_to_quat(np.array([np.pi, 0.0, 0.0]))
 HOME = np.array([0.45, 0.0, 0.30])
@@ -268,7 +268,7 @@ def test_a_stiffness_cannot_be_applied_and_warns_once(caplog):
     node = RecordingNode()
     robot = make(node)
     send_state(node)
-    with caplog.at_level("WARNING", logger="robot_rl_drivers.robots.franka_ros2"):
+    with caplog.at_level("WARNING", logger="robot_rl_drivers.robots.franka.ros2"):
         robot.set_posture(RESET_Q, stiffness=80.0)
         robot.set_posture(RESET_Q * 0.5, stiffness=80.0)
         robot.set_posture(RESET_Q, stiffness=40.0)

@@ -21,15 +21,15 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from robot_rl.config.hardware import FrankaHardwareConfig
 from robot_rl.config.loader import build
 from robot_rl.config.sections import ControllerConfig, RobotConfig, WorkspaceConfig
 from robot_rl.control import CartesianImpedanceController, SafetyBox
 from robot_rl.errors import DeviceError
 from robot_rl_drivers.robots.faults import RobotFault
-from robot_rl_drivers.robots.franka_loop import POSTURE
-from robot_rl_drivers.robots.franka_state import arm_state
-from robot_rl_drivers.robots.franka_torque import FrankaTorqueRobot
+from robot_rl_drivers.robots.franka.loop import POSTURE
+from robot_rl_drivers.robots.franka.settings import FrankaHardwareConfig
+from robot_rl_drivers.robots.franka.state import arm_state
+from robot_rl_drivers.robots.franka.torque import FrankaTorqueRobot
 
 HERE = Path(__file__).resolve().parents[2] / "support"  # fake_pylibfranka.py
 import fake_pylibfranka as fakelib  # noqa: E402

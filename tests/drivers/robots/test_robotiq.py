@@ -9,12 +9,12 @@ import pytest
 from fake_robotiq import FakeRobotiq
 from polling import wait_for
 
-from robot_rl.config.hardware import RobotiqSettings
 from robot_rl.config.loader import build
 from robot_rl.errors import DeviceError
-from robot_rl_drivers.robots.franka_gripper import FrankaGripper
+from robot_rl_drivers.robots.franka.gripper import FrankaGripper
 from robot_rl_drivers.robots.gripper import Gripper
-from robot_rl_drivers.robots.robotiq import RobotiqGripper
+from robot_rl_drivers.robots.ur.robotiq import RobotiqGripper
+from robot_rl_drivers.robots.ur.settings import RobotiqSettings
 
 
 @pytest.fixture

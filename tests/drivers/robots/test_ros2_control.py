@@ -20,16 +20,17 @@ import pytest
 import yaml
 from fake_ros_node import RecordingNode  # tests/support
 
-from robot_rl.config.hardware import ROS2_CONTROL_CONTRACTS, UR_JOINT_NAMES, Ros2ControlSettings, robot_hardware
+from robot_rl.arms import UR_JOINT_NAMES
 from robot_rl.config.loader import build
 from robot_rl.config.sections import ControllerConfig, RobotConfig, WorkspaceConfig
 from robot_rl.control.transforms import orientation_error, quat_to_mat, rpy_to_quat
 from robot_rl.errors import ConfigError, DeviceError
 from robot_rl.ros import convert
 from robot_rl.tasks import load_config
-from robot_rl_drivers.robots import arm_joint_names, make_robot
+from robot_rl_drivers.robots import arm_joint_names, make_robot, robot_hardware
 from robot_rl_drivers.robots.faults import RobotFault
-from robot_rl_drivers.robots.ros2_control import Ros2ControlRobot
+from robot_rl_drivers.robots.ros2_control.robot import Ros2ControlRobot
+from robot_rl_drivers.robots.ros2_control.settings import ROS2_CONTROL_CONTRACTS, Ros2ControlSettings
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "configs" / "ur5e_ros2_control.yaml"
 UR_JOINTS = list(UR_JOINT_NAMES)

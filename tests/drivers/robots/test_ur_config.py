@@ -10,14 +10,15 @@ import yaml
 from ur_rig import make_ur, ur_robot_config, write_scenario
 
 from robot_rl.config import to_dict
-from robot_rl.config.hardware import URHardwareConfig, check_hardware, robot_hardware
+from robot_rl.config.hardware import check_hardware
 from robot_rl.config.sections import RobotConfig, WorkspaceConfig
 from robot_rl.control.transforms import quat_to_rotvec, rpy_to_quat
 from robot_rl.errors import ConfigError
-from robot_rl.tasks import config_from_dict, load_config
-from robot_rl_drivers.robots import arm_joint_names, make_robot
-from robot_rl_drivers.robots.ur_faults import SAFETY_MODES, describe_connect_error, describe_stop, mode_name
-from robot_rl_drivers.robots.ur_state import UNREADABLE, code, pose_from_ur, ur_pose, vector
+from robot_rl.tasks import HARDWARE, config_from_dict, load_config
+from robot_rl_drivers.robots import arm_joint_names, make_robot, robot_hardware
+from robot_rl_drivers.robots.ur.faults import SAFETY_MODES, describe_connect_error, describe_stop, mode_name
+from robot_rl_drivers.robots.ur.settings import URHardwareConfig
+from robot_rl_drivers.robots.ur.state import UNREADABLE, code, pose_from_ur, ur_pose, vector
 
 RIG = {"robot": {"backend": "ur", "reset_pos": [0.4, -0.1, 0.3],
                  "workspace": {"pos_low": [0.25, -0.25, 0.15], "pos_high": [0.55, 0.05, 0.45]},
@@ -29,7 +30,7 @@ RIG = {"robot": {"backend": "ur", "reset_pos": [0.4, -0.1, 0.3],
 
 def test_the_ur_block_is_typed_and_round_trips(tmp_path):
     cfg = config_from_dict(json.loads(json.dumps(RIG)), file="rig.yaml")
-    check_hardware(cfg, "rig.yaml")
+    check_hardware(cfg, "rig.yaml", HARDWARE)
     hw = cfg.robot.hardware
     assert isinstance(hw, URHardwareConfig) and hw.model == "ur10e" and hw.reach_m == 1.3
     assert hw.command == "servol" and hw.rate_hz == 500.0 and hw.tcp_offset == (0.0, 0.0, 0.15, 0.0, 0.0, 0.0)
@@ -38,7 +39,7 @@ def test_the_ur_block_is_typed_and_round_trips(tmp_path):
     path = tmp_path / "again.yaml"
     path.write_text(yaml.safe_dump(to_dict(cfg)))
     again = load_config(path)
-    check_hardware(again, str(path))
+    check_hardware(again, str(path), HARDWARE)
     assert again.robot.hardware == hw
 
 
@@ -89,7 +90,7 @@ def test_a_box_beyond_the_arm_s_reach_is_refused_naming_the_model(tmp_path, monk
 
 
 def test_make_robot_builds_the_ur_backend(tmp_path, monkeypatch):
-    from robot_rl_drivers.robots.ur_robot import URRobot
+    from robot_rl_drivers.robots.ur.robot import URRobot
 
     write_scenario(tmp_path, monkeypatch)
     cfg = ur_robot_config()

@@ -190,7 +190,7 @@ def test_a_ur_that_cannot_be_driven_is_one_line_at_start(tmp_path, monkeypatch, 
 def test_a_missing_ur_rtde_names_the_extra(tmp_path, monkeypatch):
     if importlib.util.find_spec("rtde_control") is not None:
         pytest.skip("ur_rtde is installed here")
-    from robot_rl_drivers.robots.ur_robot import URRobot
+    from robot_rl_drivers.robots.ur.robot import URRobot
 
     write_scenario(tmp_path, monkeypatch)
     with pytest.raises(DeviceError) as err:

@@ -18,7 +18,7 @@ from polling import wait_for
 from ur_rig import IP, replay, session_rows, ur_robot_config
 
 from robot_rl_drivers.robots.loop_process import TARGET
-from robot_rl_drivers.robots.ur_loop import STATE
+from robot_rl_drivers.robots.ur.loop import STATE
 
 
 def after_cycles(robot, n: int) -> None:
