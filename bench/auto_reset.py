@@ -22,13 +22,13 @@ import logging
 from robot_rl.assemble import make_env
 from robot_rl.paths import resolve_config
 from robot_rl.reset.soak import reset_soak
-from robot_rl.tasks import all_tasks, load_config
+from robot_rl.tasks import load_config, sim_tasks
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--resets", type=int, default=50)
-    configs = [spec.config for spec in all_tasks()]
+    configs = [spec.config for spec in sim_tasks()]
     parser.add_argument("--task", choices=[*configs, "all"], default="all", help="a task by config name, or all")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")

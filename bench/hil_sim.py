@@ -34,7 +34,7 @@ import numpy as np
 
 from robot_rl.errors import RobotRLError
 from robot_rl.paths import pixels_config, resolve_config
-from robot_rl.tasks import all_tasks, load_config
+from robot_rl.tasks import load_config, sim_tasks
 from robot_rl.training.curves import plot_success, runs_of
 from robot_rl.training.trainer import train
 
@@ -93,7 +93,7 @@ def run_one(arm: str, seed: int, classifier: Path, args: argparse.Namespace) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    configs = [spec.config for spec in all_tasks()]
+    configs = [spec.config for spec in sim_tasks()]
     parser.add_argument("--task", default=configs[0], choices=configs, help="the task, by config name")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--demos", type=int, default=20, help="scripted demos in the demo buffer at the start")

@@ -31,7 +31,7 @@ import torch
 from robot_rl.errors import RobotRLError
 from robot_rl.paths import resolve_config
 from robot_rl.reset.backward import make_backward_expert
-from robot_rl.tasks import TaskSpec, all_tasks, load_config
+from robot_rl.tasks import TaskSpec, load_config, sim_tasks
 from robot_rl.training.curves import plot_success
 from robot_rl.training.learner import Learner
 from robot_rl.training.reset_free import BACKWARD, FORWARD, ForwardBackward, collect_demos, practice
@@ -110,7 +110,7 @@ def run_task(spec: TaskSpec, args: argparse.Namespace) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    specs = {spec.config: spec for spec in all_tasks()}
+    specs = {spec.config: spec for spec in sim_tasks()}
     parser.add_argument("--task", choices=[*specs, "all"], default="all", help="a task by config name, or all")
     parser.add_argument("--sim-minutes", type=float, default=30.0)
     parser.add_argument("--demos", type=int, default=None,

@@ -27,7 +27,7 @@ from robot_rl.nodes.controller import ControllerCore
 from robot_rl.paths import resolve_config
 from robot_rl.sim.adversary import CHANNELS, SafetyFigures, run_attacks
 from robot_rl.sim.model import ARMS
-from robot_rl.tasks import all_tasks, load_config, make_task
+from robot_rl.tasks import load_config, make_task, sim_tasks
 
 COLUMNS = ("max_box_excursion_mm", "max_spring_ratio", "max_torque_ratio", "max_torque_rate_ratio",
            "max_speed_ratio", "max_acc_ratio", "nonfinite_steps", "rejects", "escapes", "half_applied")
@@ -41,7 +41,7 @@ def row(name: str, f: SafetyFigures) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", default=all_tasks()[0].config,
+    parser.add_argument("--config", default=sim_tasks()[0].config,
                         help="the task config whose scene the arm is attacked in (default: the registry's first)")
     parser.add_argument("--targets", type=int, default=100_000, help="hostile targets per channel")
     parser.add_argument("--postures", type=int, default=20_000, help="hostile postures per channel")

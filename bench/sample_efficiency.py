@@ -29,7 +29,7 @@ import numpy as np
 
 from robot_rl.errors import RobotRLError
 from robot_rl.paths import pixels_config, resolve_config
-from robot_rl.tasks import all_tasks, load_config
+from robot_rl.tasks import load_config, sim_tasks
 from robot_rl.training.curves import plot_success, runs_of
 from robot_rl.training.trainer import train
 
@@ -79,7 +79,7 @@ def summarize(records: list[dict], budget: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    configs = [spec.config for spec in all_tasks()]
+    configs = [spec.config for spec in sim_tasks()]
     parser.add_argument("--tasks", "--task", nargs="+", default=configs, choices=configs,
                         help="tasks by config name (default: every registered task)")
     parser.add_argument("--demos", nargs="+", type=int, default=[20, 0])

@@ -17,7 +17,7 @@ import time
 from robot_rl.assemble import make_env
 from robot_rl.paths import resolve_config
 from robot_rl.sim.model import ARMS
-from robot_rl.tasks import all_tasks, get_task, load_config
+from robot_rl.tasks import get_task, load_config, sim_tasks
 
 
 def success_rate(config: str, episodes: int, seed: int, arm: str | None = None) -> dict:
@@ -45,12 +45,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1000)
-    configs = [spec.config for spec in all_tasks()]
+    configs = [spec.config for spec in sim_tasks()]
     parser.add_argument("--tasks", nargs="+", default=configs, choices=configs, help="tasks by config name")
     parser.add_argument("--arm", choices=list(ARMS), default=None, help="the sim arm (sim.arm; default: the config's)")
     args = parser.parse_args()
     figures = {}
-    for spec in all_tasks():
+    for spec in sim_tasks():
         if spec.config not in args.tasks:
             continue
         task = spec.name

@@ -16,7 +16,7 @@ import numpy as np
 
 from robot_rl.assemble import make_env
 from robot_rl.paths import resolve_config
-from robot_rl.tasks import all_tasks, load_config
+from robot_rl.tasks import load_config, sim_tasks
 
 
 def measure(config: str, overrides: list[str], steps: int) -> dict:
@@ -39,7 +39,7 @@ def measure(config: str, overrides: list[str], steps: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=500)
-    configs = [spec.config for spec in all_tasks()]
+    configs = [spec.config for spec in sim_tasks()]
     parser.add_argument("--task", default=configs[0], choices=configs,
                         help="the scene, by config name (default: the registry's first task)")
     args = parser.parse_args()

@@ -51,12 +51,33 @@ def sim_parts(cfg: Config, render: bool = False) -> EnvParts:
 def make_env(cfg: Config, *, render_mode: str | None = None, parts: EnvParts | None = None) -> gym.Env:
     """The env a config describes, with its wrappers. Without ``parts``, a sim env."""
     if parts is None:
+        spec = get_task(cfg.task.name)
+        if spec.real_only:
+            raise spec.no_sim("this command's env")
         if cfg.robot.backend != "sim":
             raise ConfigError(f"robot.backend is '{cfg.robot.backend}': make_env builds sim envs only; "
                               "hardware envs are built by the actor node over topics")
         parts = sim_parts(cfg, render=render_mode == "rgb_array")
     env = RobotEnv(cfg, parts.robot, parts.cameras, parts.clock, parts.task, render_mode=render_mode)
     return wrap_env(env, cfg)
+
+
+def config_spaces_env(cfg: Config) -> gym.Env:
+    """An env with the spaces an actor of ``cfg`` sends, computed from the config alone.
+
+    The actors' env (:func:`make_env` and :func:`policy_view`) built on backends that hold
+    no robot (:mod:`robot_rl.envs.spaces_only`): the same wrappers give the same spaces,
+    with no sim, driver or topic. The learner of any robot backend, and every config of a
+    real-only task, get their spaces here. Task state (``state``/``both`` modes) is the sim
+    task's on ``robot.backend: sim`` and none on a robot, as the actors' tasks have.
+    Resetting or stepping it raises.
+    """
+    from robot_rl.envs.spaces_only import NoCamera, NoClock, NoRobot, NoTask
+
+    spec = get_task(cfg.task.name)
+    state_dim = spec.task.state_dim if cfg.robot.backend == "sim" and not spec.real_only else 0
+    cameras = {name: NoCamera() for name in cfg.env.cameras} if cfg.env.obs_mode != "state" else {}
+    return policy_view(make_env(cfg, parts=EnvParts(NoRobot(), cameras, NoClock(), NoTask(state_dim))), cfg)
 
 
 def policy_view(env: gym.Env, cfg: Config) -> gym.Env:
@@ -180,6 +201,8 @@ def make_registered_env(task: str, obs_mode: str = "state", config: str | None =
 def register_envs() -> None:
     """Register ``robot_rl/<Task>-v0`` for every task in the registry (importing this module does)."""
     for spec in all_tasks():
+        if spec.real_only:  # no scene: nothing to make
+            continue
         if spec.env_id not in gym.registry:
             gym.register(spec.env_id, entry_point="robot_rl.assemble:make_registered_env", kwargs={"task": spec.name})
 

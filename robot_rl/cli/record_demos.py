@@ -52,6 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def hardware_error(cfg: Any, args: argparse.Namespace) -> str:
     """The one line that sends a robot session to the actor node."""
+    from robot_rl.tasks import get_task
+
+    spec = get_task(cfg.task.name)
+    if spec.real_only and args.source not in HUMAN_SOURCES:
+        return str(spec.no_sim("the scripted source (the scripted expert)"))
     if args.source not in HUMAN_SOURCES:
         return (f"the scripted source needs the sim (robot.backend is '{cfg.robot.backend}'); "
                 "on a robot, record with --source spacemouse, keyboard or gamepad")

@@ -1,6 +1,6 @@
 """Composable wrappers around RobotEnv, chosen from the config by :func:`wrap_env`.
 
-Order, inside out: RelativeFrame → GripperPenalty → CropResize → ActiveDims → TimeLimit.
+Order, inside out: RelativeFrame → ProprioKeys → GripperPenalty → CropResize → ActiveDims → TimeLimit.
 Wrappers that change the action space implement ``action_to_outer(action)``, the inverse
 of their ``action`` mapping, so that code producing full 7-D actions (scripted experts,
 reset routines, human input) can express them in the policy's action space with
@@ -17,7 +17,7 @@ import numpy as np
 
 from robot_rl.config import Config
 from robot_rl.control.transforms import quat_conj, quat_mul, quat_to_mat
-from robot_rl.envs.robot_env import ACTION_DIMS, PROPRIO_LAYOUT
+from robot_rl.envs.robot_env import ACTION_DIMS, PROPRIO_DIM, PROPRIO_LAYOUT
 
 
 class RelativeFrame(gym.Wrapper):
@@ -73,6 +73,27 @@ class RelativeFrame(gym.Wrapper):
         s[wr.start:wr.start + 3] = rt @ s[wr.start:wr.start + 3]
         s[wr.start + 3:wr.stop] = rt @ s[wr.start + 3:wr.stop]
         return {**obs, "state": s.astype(np.float32)}
+
+
+class ProprioKeys(gym.ObservationWrapper):
+    """Only the named proprioception entries of ``state`` (a real-only task's ``task.params.proprio``).
+
+    The kept entries are concatenated in the order named; the task's privileged state
+    after the proprioception (none on a real cell) is kept as it is.
+    """
+
+    def __init__(self, env: gym.Env, keys: list[str]) -> None:
+        super().__init__(env)
+        self.keys = list(keys)
+        self.index = np.concatenate([np.arange(*PROPRIO_LAYOUT[k]) for k in self.keys])
+        total = env.observation_space["state"].shape[0]
+        self.index = np.concatenate([self.index, np.arange(PROPRIO_DIM, total)]).astype(np.int64)
+        spaces = dict(env.observation_space.spaces)
+        spaces["state"] = gym.spaces.Box(-np.inf, np.inf, (len(self.index),), dtype=np.float32)
+        self.observation_space = gym.spaces.Dict(spaces)
+
+    def observation(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {**obs, "state": np.asarray(obs["state"])[self.index]}
 
 
 class GripperPenalty(gym.Wrapper):
@@ -156,6 +177,9 @@ def wrap_env(env: gym.Env, cfg: Config) -> gym.Env:
     """Apply the wrappers the config asks for, in the documented order."""
     if cfg.env.relative_pose:
         env = RelativeFrame(env)
+    proprio = getattr(cfg.task.params, "proprio", None)  # a real-only task names what the policy sees
+    if proprio:
+        env = ProprioKeys(env, list(proprio))
     env = GripperPenalty(env, cfg.env.gripper_penalty)
     cams = env.unwrapped.camera_names
     crops = {n: (cfg.cameras[n].crop, cfg.cameras[n].resize) for n in cams

@@ -12,6 +12,13 @@ loaded only when asked for:
   ``Expert`` (``expert.py``), ``Reset`` (``reset.py``), ``Backward`` (``backward.py``)
   and ``Scenarios`` (``scenarios.py``); its scene is in ``scene.py``;
 * ``configs/<folder>.yaml``: the task's session config (env, robot box, learner).
+
+A task that lives only on a real cell (``real_only=True``) has ``__init__.py`` and
+``params.py`` and nothing else: no scene, no scripted expert, no scripted task reset.
+Its spaces come from its config (:func:`robot_rl.assemble.config_spaces_env`), its
+success from the reward classifier, its resets from poses (:mod:`robot_rl.tasks.real`);
+asking it for a sim part is one :class:`~robot_rl.errors.ConfigError` saying what to use
+instead (:meth:`TaskSpec.no_sim`).
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
+
+from robot_rl.errors import ConfigError
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -43,6 +52,15 @@ class TaskSpec:
     #: demonstrations per direction, for a 30-minute forward-backward run on a CPU.
     reset_free_overrides: tuple[str, ...] = ()
     reset_free_demos: int = 20
+    #: The task lives only on a real cell: no MuJoCo scene, nothing builds a sim for it.
+    real_only: bool = False
+
+    def no_sim(self, doing: str) -> ConfigError:
+        """The one-line error for ``doing`` (a sim-only thing) on a real-only task."""
+        return ConfigError(
+            f"task '{self.name}' lives only on a real cell (robot_rl/tasks/{self.folder}/ has no MuJoCo scene): "
+            f"{doing} needs a sim; run it on the cell instead: robot-rl launch {self.config} (the actor node over "
+            f"the arm's topics) with robot-rl learner --config {self.config} (see docs/adding-a-task.md)")
 
     @property
     def env_id(self) -> str:
@@ -65,6 +83,8 @@ class TaskSpec:
     @property
     def task(self) -> type["SimTask"]:
         """The SimTask subclass (imports the sim's task-agnostic parts, not MuJoCo)."""
+        if self.real_only:
+            raise self.no_sim("a sim task (scene, scripted expert, scripted reset)")
         return getattr(self._module("task"), self.name)
 
     @property

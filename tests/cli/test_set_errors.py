@@ -30,7 +30,7 @@ CASES = [
                                   "[8, 4096]"),
     ("env={foo: 1}", "--set env={foo: 1}: unknown key 'env.foo'"),
     ("task.name=Foo", "--set task.name=Foo: 'task.name' must be one of 'PickCube', 'PegInsert', 'PlugInsert', "
-                      "got 'Foo'"),
+                      "'ConnectorInsert', got 'Foo'"),
     ("viz.rerun=on", "--set viz.rerun=on: 'viz.rerun' must be one of 'off', 'spawn', 'connect', 'file', False, "
                      "got True"),
 ]

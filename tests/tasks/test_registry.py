@@ -20,10 +20,11 @@ from robot_rl.reset.sim import SimTaskReset
 from robot_rl.reward.scenarios import ScenarioDriver
 from robot_rl.sim.experts import ScriptedExpert
 from robot_rl.sim.task import SimTask
-from robot_rl.tasks import FOLDERS, all_tasks, config_from_dict, get_task, load_config, task_names
+from robot_rl.tasks import FOLDERS, all_tasks, config_from_dict, get_task, load_config, sim_tasks, task_names
 
 REPO = Path(__file__).resolve().parents[2]
 SPECS = all_tasks()
+SIM_SPECS = sim_tasks()  # the real-only ones have no scene: tests/tasks/test_real_only.py
 
 
 def test_one_line_per_task_and_lookup_by_name():
@@ -39,7 +40,7 @@ def test_a_config_naming_no_task_gets_the_first_registered_one():
     assert config_from_dict({}).task.name == task_names()[0]
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+@pytest.mark.parametrize("spec", SIM_SPECS, ids=lambda s: s.name)
 def test_every_task_has_every_part(spec):
     parts = spec.parts
     assert set(parts) == {"params", "task", "expert", "reset", "backward", "scenarios"}
@@ -60,7 +61,7 @@ def test_every_task_has_every_part(spec):
     assert (REPO / "robot_rl" / "tasks" / spec.folder / "__init__.py").is_file()
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+@pytest.mark.parametrize("spec", SIM_SPECS, ids=lambda s: s.name)
 def test_every_task_builds_an_env_and_hands_out_its_parts(spec):
     cfg = load_config(resolve_config(spec.config))
     env = gym.make(spec.env_id)  # the gymnasium id, from the registry
