@@ -52,6 +52,12 @@ class Deterministic:
             obs = {k: obs[k] for k in self.keys}
         return self.policy.act(obs, deterministic=True)
 
+    def reset(self) -> None:
+        """A new episode: a policy that keeps per-episode state (action chunks) starts over."""
+        reset = getattr(self.policy, "reset", None)
+        if callable(reset):
+            reset()
+
 
 @dataclass
 class EpisodeStats:

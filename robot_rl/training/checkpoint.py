@@ -11,7 +11,11 @@ A checkpoint is the folder ``<run_dir>/checkpoint/``, whoever wrote it:
   (:func:`robot_rl.data.spaces.spaces_spec`) and ``agent``
   (:meth:`robot_rl.agents.sac.SACAgent.state_dict`: networks, optimizers, temperature,
   RNG, update counters; ``agent.policy`` is all acting needs). The rest is the writer's own
-  (counters and RNG states a resume needs).
+  (counters and RNG states a resume needs). ``robot-rl train-bc`` writes ``kind`` ``"bc"``
+  with ``bc`` in place of ``agent``: ``bc.policy`` (the
+  :class:`~robot_rl.agents.bc.BCNetwork`'s weights, built from the config's ``agent`` and
+  ``bc.chunk``), steps, loss and what it learned from (read by
+  :mod:`robot_rl.training.base_loader`).
 * ``online.npz``, ``demo.npz`` (the trainer only): the replay buffers
   (:meth:`robot_rl.data.replay.ReplayBuffer.state_dict`); the learner rebuilds its
   buffers from its replay log instead.
