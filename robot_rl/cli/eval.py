@@ -16,9 +16,15 @@ RUN_DIR is a ``robot-rl train`` or a ``robot-rl learner`` run directory (or its
 
 The env comes from the checkpoint's own config unless ``--config`` names another, with
 ``--set`` on top; the policy network is built from that config's ``agent`` section and
-must fit the checkpoint's spaces and weights. A missing run, no checkpoint, a damaged one
-or one that does not fit is one line on stderr and exit status 2. Ends with one
-summary line and one JSON line.
+must fit the checkpoint's spaces and weights, and pass the check every loaded policy
+passes (:mod:`robot_rl.agents.policy_check`: run on sampled and recorded observations,
+here also the first episode's first observation, it must give finite actions inside the
+action space). A missing run, no checkpoint, a damaged one, one that does not fit or one
+whose policy fails the check is one line on stderr and exit status 2.
+
+If the policy still gives an action that cannot be sent during an episode (NaN, say),
+the arm holds instead and that episode ends as failed; the report names the episode and
+the reason (``policy_faults``). Ends with one summary line and one JSON line.
 """
 
 from __future__ import annotations
@@ -68,9 +74,12 @@ def run(args: argparse.Namespace) -> int:
     report = {"task": cfg.task.name, "run_dir": str(run_dir), "checkpoint": str(path), "kind": state.get("kind"),
               "updates": state.get("agent", {}).get("critic_updates"), "mode": "graph" if args.graph else "sim",
               "seed": seed, **result}
+    faults = report.get("policy_faults") or []
     print(f"{cfg.task.name}: success {report['successes']}/{report['episodes']} ({report['success_rate']:.0%}) "
           f"in {report['mode']}, policy of the {report['kind']} run {run_dir} ({report['updates']} updates)"
-          + (f"; video {report['video']}" if report.get("video") else ""))
+          + (f"; video {report['video']}" if report.get("video") else "")
+          + (f"; {len(faults)} episode(s) failed on a refused action, the first (episode {faults[0]['episode']}, "
+             f"step {faults[0]['step']}): {faults[0]['reason']}" if faults else ""))
     print(jsonio.dumps(report))
     return 0
 
@@ -87,31 +96,35 @@ def _config(args: argparse.Namespace, state: dict[str, Any], path: Path) -> Conf
 def _run_sim(cfg: Config, state: dict[str, Any], path: Path, episodes: int, seed: int,
              video: Path | None) -> dict[str, Any]:
     """Episodes in the gymnasium env, through the trainer's own evaluation."""
+    from robot_rl.agents.policy_check import ActionGuard, EndOnRefusal
     from robot_rl.assemble import make_env, policy_view
     from robot_rl.training.evaluation import EpisodeVideo, evaluate
     from robot_rl.training.saved_policy import build_policy
 
     env: Any = policy_view(make_env(cfg, render_mode="rgb_array" if video else None), cfg)
     try:
-        saved = build_policy(state, path, cfg.agent, env.observation_space, env.action_space)
+        first, _ = env.reset(seed=seed)  # a recorded observation for the check: the first episode's first
+        saved = build_policy(state, path, cfg.agent, env.observation_space, env.action_space, recorded=[first])
+        guard = ActionGuard(env, saved.policy)
+        env = faults = EndOnRefusal(env, guard)
         if video is not None:
             env = EpisodeVideo(env, video)
-        result = evaluate(env, saved.policy, episodes, seed)
+        result = evaluate(env, guard, episodes, seed)  # the guard acts as the policy, checking each action
         written = env.finish() if video is not None else None
     finally:
         env.close()
     return {"episodes": result.episodes, "successes": round(result.success_rate * result.episodes),
             "success_rate": result.success_rate, "mean_return": result.mean_return,
             "mean_length": result.mean_length, "video": None if written is None else str(written),
-            "video_frames": env.frames if video is not None else 0}
+            "video_frames": env.frames if video is not None else 0, "policy_faults": faults.faults}
 
 
 def _check_fits(cfg: Config, state: dict[str, Any], path: Path) -> None:
     """Refuse a checkpoint that does not fit before any node starts: one line, not a dead node."""
-    from robot_rl.assemble import make_env, policy_view
+    from robot_rl.assemble import config_spaces_env
     from robot_rl.training.saved_policy import build_policy
 
-    env = policy_view(make_env(cfg), cfg)
+    env = config_spaces_env(cfg)  # the actor's spaces from the config alone: no sim (a real-only task has none)
     try:
         build_policy(state, path, cfg.agent, env.observation_space, env.action_space)
     finally:
@@ -144,6 +157,7 @@ def _run_graph(cfg: Config, state: dict[str, Any], path: Path, run_dir: Path, ar
                            f"{lines.last_error()} (its output: robot-rl -v eval ... --graph)")
     episodes = int(summary["episodes"])
     return {"episodes": episodes, "successes": int(summary["successes"]),
+            "refused_actions": int(summary.get("refused_actions", 0)),
             "success_rate": summary["successes"] / episodes if episodes else 0.0, "mean_return": None,
             "mean_length": summary["steps"] / episodes if episodes else 0.0, "video": None}
 

@@ -75,6 +75,17 @@ class LearningConfig:
     registration_ttl_s: float = param(60.0, min=1.0, max=86400.0, doc="learner: a registered actor that "
                                       "neither pushes nor holds a weight stream this long gives its slot to a "
                                       "new actor when all max_actors slots are taken")
+    actor_lease_s: float = param(15.0, min=0.5, max=86400.0, doc="learner: an actor id belongs to the client "
+                                 "that registered it (a secret the learner hands out); another client may take "
+                                 "it only once the holder has held no weight stream and made no call this long")
+    body_timeout_s: float = param(5.0, min=0.1, max=3600.0, doc="learner: a Register or PushTransitions call "
+                                  "whose request body has not arrived this long after its headers is cancelled "
+                                  "(raise it for large batches over slow links)")
+    max_calls_per_connection: int = param(4, min=1, max=1024, doc="learner: Register/PushTransitions calls "
+                                          "one connection may have in flight; more get RESOURCE_EXHAUSTED")
+    max_waiting_calls: int = param(128, min=1, max=4096, doc="learner: calls waiting for their request body at "
+                                   "once; beyond it the one that waited longest (from the host with the most "
+                                   "waiting) is cancelled")
     max_episode_steps: int = param(0, min=0, max=10_000_000, doc="learner: most steps of one unfinished "
                                    "episode held per actor; longer ones are refused (0: 2 x "
                                    "env.max_episode_steps + batch_steps)")
@@ -89,6 +100,11 @@ class LearningConfig:
     sync_steps: int = param(0, min=0, max=1_000_000_000,
                             doc="sim only: an actor takes at most this many steps per weight "
                                 "version while connected (0: never waits)")
+    utd_window_s: float = param(60.0, min=1.0, max=86400.0,
+                                doc="learner: window over which the effective update-to-data ratio is measured")
+    utd_warn_fraction: float = param(0.8, min=0.01, max=1.0,
+                                     doc="learner: an effective UTD below this fraction of train.utd_ratio over a "
+                                         "window is a warning (once per window) and shows in progress and status")
 
     def __post_init__(self) -> None:
         if self.reconnect_max_s < self.reconnect_min_s:

@@ -34,6 +34,13 @@ person's device then reaches HumanIntervention through a
 :class:`~robot_rl.reward.labels.LabelKeyTap`, so its success, failure and pause presses
 label frames (read once, by the labels) instead of ending episodes or holding the arm.
 
+Every action a policy gives passes :class:`~robot_rl.agents.policy_check.ActionGuard`
+first (in the learner's actor process too): a non-finite action, or one outside the
+action space, is not sent; the arm holds (the env steps with zero motion, so the target
+is sent again unchanged), the step is counted (``refused_actions`` in the summary, the
+status and ``/diagnostics``; ``holding`` while the last action was refused, which makes
+the diagnostic WARN) and the episode and the session go on.
+
 Two wrappers go on the outside: :class:`StopOnRequest` ends the episode in flight at the
 next step once :meth:`ActorSession.stop` is called (Ctrl-C), without moving the arm
 again; :class:`EpisodeBook` logs every episode and keeps the figures that ``summary()``
@@ -53,6 +60,7 @@ import gymnasium as gym
 import numpy as np
 
 from robot_rl import jsonio
+from robot_rl.agents.policy_check import ActionGuard
 from robot_rl.config import Config
 from robot_rl.control.commands import PostureLimits
 from robot_rl.data.rollout import Deterministic
@@ -234,6 +242,9 @@ def check_start(cfg: Config) -> None:
     """What the actor node would refuse at start about files and folders, checked without
     starting anything (``robot-rl launch --dry-run``): the checkpoint of ``ros.policy:
     checkpoint``, the reward classifier file, and ``ros.demos_dir`` being a folder."""
+    from robot_rl.tasks.real import check_real_run
+
+    check_real_run(cfg)  # a task with no scene has no scripted expert
     if cfg.ros.policy == "checkpoint":
         checkpoint_run(cfg)
     classifier = cfg.reward.classifier_path
@@ -254,7 +265,9 @@ class ActorSession:
         from robot_rl.envs import EnvParts
         from robot_rl.envs.intervention import HumanIntervention
         from robot_rl.envs.wrappers import wrapped_in
+        from robot_rl.tasks.real import check_real_run
 
+        check_real_run(cfg)
         self.cfg = cfg
         self.parts = parts
         self.actor_id = actor_id or default_actor_id()
@@ -290,6 +303,7 @@ class ActorSession:
         self.book = EpisodeBook(env)
         self.env: gym.Env = self.book
         self.policy_name = cfg.ros.policy
+        self.guard: ActionGuard | None = None  # the guard in front of the policy, once it runs
 
     def wait_ready(self) -> None:
         """Wait for the first robot state and images (up to ``ros.startup_timeout_s``)."""
@@ -340,11 +354,14 @@ class ActorSession:
             policy = _Random(self.env.action_space, self.seed)
         saver = self._demo_saver()
         frames = self._frame_recorder()
-        loop = ActorLoop(self.env, policy, seed=self.seed)
+        self.guard = guard = ActionGuard(self.env, policy)
+        loop = ActorLoop(self.env, guard, seed=self.seed)
         try:
             while loop.in_episode or not (self._stop.is_set() or
                                           (episodes is not None and len(self.book.episodes) >= episodes)):
                 step = loop.step()  # a stop ends the episode in flight at this step (StopOnRequest)
+                if step.last and guard.episode_refused:
+                    self.book.episodes[-1]["refused_actions"] = guard.episode_refused
                 stopped = step.last and self.book.episodes[-1]["ended"] == "stop"
                 saved = saver.add(step, stopped=stopped) if saver is not None else None
                 if saved is not None:
@@ -389,6 +406,7 @@ class ActorSession:
         token = self.cfg.learning.resolve_token()
         self._process = ActorProcess(self.cfg, token, actor_id=self.actor_id, env_fn=lambda _cfg: self.env,
                                      seed=self.seed)
+        self.guard = self._process.guard
         if self._stop.is_set():
             self._process.stop()
         self.learner_summary = self._process.run(max_episodes=episodes)
@@ -404,6 +422,7 @@ class ActorSession:
             "state_age": self.parts.robot.state_age.summary(),
             "step_period": self.book.step_period.summary(),
             "stopped": self._stop.is_set(),
+            **(self.guard.status() if self.guard is not None else {"refused_actions": 0}),
         }
         if isinstance(self.parts.task, SimTopicTask):
             summary["reset_time"] = self.parts.task.reset_time.summary()

@@ -135,6 +135,17 @@ class Learner:
             self.demo.close_pending(stored, source)
         self.env_steps += 1
 
+    def ingest_demo_part(self, step: Step, source: int = 0) -> None:
+        """What :meth:`ingest` puts into the demo buffer, and nothing into the online one.
+
+        For a resume that re-reads an intervention episode older than the online buffer's
+        window: the online buffer would have overwritten it, the demo buffer still holds it."""
+        self._discard_prefetched()
+        if step.intervened:
+            self.demo.add(self._to_storage(step), source)
+        elif self.demo.pending:
+            self.demo.close_pending(self._to_storage(step), source)
+
     def add_demos(self, episodes: Iterable[list[Step]], update_stats: bool = True) -> int:
         """Add whole demo episodes; returns the number of transitions added."""
         self._discard_prefetched()

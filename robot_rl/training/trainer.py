@@ -60,6 +60,8 @@ from robot_rl.errors import ConfigError, RobotRLError, one_line
 from robot_rl.training.checkpoint import (
     CHECKPOINT_NAMES,
     CONFIG_FILE,
+    REBUILD_HINT,
+    STATE_FILE,
     CheckpointError,
     checkpoint_config,
     checkpoint_exists,
@@ -78,6 +80,8 @@ from robot_rl.training.episode_log import REPLAY_DIR, TrainingLog
 from robot_rl.training.evaluation import EpisodeVideo, evaluate
 from robot_rl.training.learner import Learner
 from robot_rl.training.metrics import EVALS_FILE, MetricsLog
+from robot_rl.training.replay_log import prune_to_config
+from robot_rl.training.saved_policy import check_loaded, recorded_observations
 from robot_rl.training.stopping import StopRequest, TrainingStopped, signal_name
 
 log = logging.getLogger(__name__)
@@ -259,6 +263,8 @@ class Trainer:
         }
         path = save_checkpoint(self.run_dir, state, buffers)
         self._saved_at = self.learner.env_steps
+        # The checkpoint holds the buffers: a resume needs only the episodes logged after it.
+        prune_to_config(self.replay.episodes, self.cfg.train, below=state["trainer"]["replay_episodes"])
         log.debug("checkpoint at %d env steps: %s", self.learner.env_steps, path)
         return path
 
@@ -291,9 +297,14 @@ class Trainer:
         if mismatch:
             raise CheckpointError(f"{where} was made for other spaces: {mismatch}")
         try:
-            return self._apply_state(state, buffers)
+            logged = self._apply_state(state, buffers)
         except (KeyError, IndexError, TypeError, ValueError, RuntimeError, AttributeError) as err:
             raise CheckpointError(f"checkpoint {where} is damaged: {one_line(err)}") from None
+        check_loaded(self.learner.agent.policy, where / STATE_FILE, self.env.observation_space,
+                     self.env.action_space,
+                     recorded_observations(self.run_dir, state.get("config"), self.env.observation_space,
+                                           self.env.action_space), hint=REBUILD_HINT)
+        return logged
 
     def _apply_state(self, state: dict[str, Any], buffers: dict[str, Any]) -> int:
         """Put the checkpoint's state in place; returns how many logged episodes it holds

@@ -12,6 +12,10 @@ topic-backed env and uses the same class.
 
 Until the learner has trained at all (weights from 0 updates) the first
 ``train.random_steps`` steps take uniform random actions, as single-process training does.
+Every action passes :class:`~robot_rl.agents.policy_check.ActionGuard`: one that is
+non-finite or outside the action space (weights that diverged, say) is not sent, the arm
+holds for that step, the step is recorded with the hold action it executed, and
+``refused_actions`` counts it.
 
 Sim only, ``learning.sync_steps: N``: the actor takes at most N steps with one weight
 version while it is connected, then waits for the next version (the learner publishes
@@ -34,6 +38,7 @@ import numpy as np
 import torch
 
 from robot_rl.agents.policy import Policy
+from robot_rl.agents.policy_check import ActionGuard
 from robot_rl.config import Config
 from robot_rl.data.rollout import ActorLoop
 from robot_rl.training.progress import Progress
@@ -83,6 +88,7 @@ class ActorProcess:
         self.policy.eval()
         self.generator = torch.Generator().manual_seed(self.seed)
         self.random = np.random.default_rng(self.seed)
+        self.guard = ActionGuard(self.env)  # checks what act() returns; a refused action holds the arm
         self.loop = ActorLoop(self.env, self, seed=self.seed)
         self.trained = False  # weights from a learner that has updated at least once
         self.steps = 0
@@ -99,7 +105,7 @@ class ActorProcess:
     def act(self, obs: dict[str, np.ndarray]) -> np.ndarray:
         if not self.trained and self.steps < self.cfg.train.random_steps:
             return self.random.uniform(-1.0, 1.0, self.env.action_space.shape).astype(np.float32)
-        return self.policy.act(obs, deterministic=False, generator=self.generator)
+        return self.guard.checked(self.policy.act(obs, deterministic=False, generator=self.generator))
 
     def stop(self) -> None:
         """Finish the episode in progress, then stop."""
@@ -199,4 +205,5 @@ class ActorProcess:
                 "weight_swaps": self.weight_swaps, "acked_steps": s["acked_steps"],
                 "queued_steps": s["queued_steps"], "dropped_steps": s["dropped_steps"],
                 "dropped_intervention_steps": s["dropped_intervention_steps"],
-                "resent_steps": s["resent_steps"], "connects": s["connects"], "waited_s": round(self.waited_s, 1)}
+                "resent_steps": s["resent_steps"], "connects": s["connects"], "waited_s": round(self.waited_s, 1),
+                "refused_actions": self.guard.refused}

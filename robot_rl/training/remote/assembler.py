@@ -105,6 +105,17 @@ class EpisodeAssembler:
             self.episodes += 1
             self._count += 1
 
+    def restore_pruned(self, episodes: int, steps: int, producers: dict[Producer, int]) -> None:
+        """Account for episodes the replay log pruned (``pruned.json``): they count as received,
+        and their actors' batches up to the seq given count as acknowledged."""
+        with self._lock:
+            for key, seq in producers.items():
+                state = self._producers.setdefault(key, _ProducerState())
+                state.last_seq = max(state.last_seq, int(seq))
+            self.received_steps += steps
+            self.episodes += episodes
+            self._count += episodes
+
     def acked(self) -> dict[Producer, int]:
         """Highest batch seq per actor incarnation whose episode is logged (for the server)."""
         with self._lock:

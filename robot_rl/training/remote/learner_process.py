@@ -27,10 +27,22 @@ What survives ``kill -9`` (run directory = ``train.run_dir``):
   ``ros.policy: checkpoint`` run it);
 * ``learner/state.json``: the last weight version published, so versions keep growing.
 
-``--resume`` loads the checkpoint, reads the whole replay log back into the buffers, and
-tells the server which batches it already holds; actors resend the unfinished part of
-the episode they were in (see :mod:`robot_rl.training.remote.outbox`). So a restarted learner
-holds every transition of every episode an actor finished.
+``--resume`` loads the checkpoint, reads the replay log back into the buffers (newest
+first, only what the buffers can hold: :meth:`EpisodeLog.read_window`), and tells the
+server which batches it already holds; actors resend the unfinished part of the episode
+they were in (see :mod:`robot_rl.training.remote.outbox`). So a restarted learner holds
+every transition its buffers held, and counts every step an actor sent.
+
+The replay log is bounded (``train.replay_log``): after each episode is written, the oldest
+ones that are neither in the online buffer's window nor hold interventions are deleted,
+whole files, and counted (a log line, ``replay_log`` in ``learner/stats.json``).
+
+A learner that cannot keep ``train.utd_ratio`` says so (:mod:`robot_rl.training.utd_monitor`):
+the effective ratio over ``learning.utd_window_s`` and the update backlog go to
+``learner/stats.json`` (``utd``), a note joins the progress line while it is behind, and a
+warning naming ``learning.sync_steps`` is logged once per window. Evaluations stay on
+their grid: grid point N is evaluated once N steps arrived *and* the updates N steps call
+for are done, so each evaluation sees the training of its grid point, and none is skipped.
 """
 
 from __future__ import annotations
@@ -57,6 +69,7 @@ from robot_rl.errors import RobotRLError, one_line
 from robot_rl.training.checkpoint import (
     CHECKPOINT_NAMES,
     CONFIG_FILE,
+    REBUILD_HINT,
     CheckpointError,
     checkpoint_config,
     checkpoint_file,
@@ -75,7 +88,9 @@ from robot_rl.training.progress import Progress
 from robot_rl.training.remote.assembler import Episode, EpisodeAssembler
 from robot_rl.training.remote.server import LearnerServer
 from robot_rl.training.remote.spaces import EnvSpaces
-from robot_rl.training.replay_log import EpisodeLog
+from robot_rl.training.replay_log import EpisodeLog, prune_to_config
+from robot_rl.training.saved_policy import check_loaded, recorded_observations
+from robot_rl.training.utd_monitor import UtdMonitor
 
 log = logging.getLogger(__name__)
 
@@ -91,13 +106,22 @@ def sim_env(cfg: Config) -> gym.Env:
 
 
 def spaces_env(cfg: Config) -> gym.Env:
-    """An env with the config's spaces, built in sim even for a hardware config.
+    """The learner's env: a sim env on ``robot.backend: sim`` (it evaluates in it), else the spaces alone.
 
-    The learner needs the observation and action spaces, not a robot: they follow from
-    the config's env and camera sections, which a sim world of the same config shares.
+    The learner needs the observation and action spaces, not a robot: on a robot they
+    follow from the config alone (:func:`robot_rl.assemble.config_spaces_env`), and no sim
+    is built, which a task that lives only on a real cell could not have anyway.
     """
-    if cfg.robot.backend == "sim":
+    from robot_rl.assemble import config_spaces_env
+    from robot_rl.tasks import get_task
+
+    if cfg.robot.backend == "sim" and not get_task(cfg.task.name).real_only:
         return sim_env(cfg)
+    return config_spaces_env(cfg)
+
+
+def sim_twin(cfg: Config) -> gym.Env:
+    """A sim env of a robot config's task, for ``--eval`` of a robot session (a ConfigError for a real-only task)."""
     from dataclasses import replace
 
     cams = {k: replace(c, backend="sim") for k, c in cfg.cameras.items()}
@@ -117,7 +141,7 @@ class LearnerProcess:
         if tc.torch_threads:
             torch.set_num_threads(tc.torch_threads)
         torch.manual_seed(cfg.seed)
-        self.env_fn = env_fn or spaces_env
+        self.env_fn = env_fn or (sim_twin if evaluate and cfg.robot.backend != "sim" else spaces_env)
         env = self.env_fn(cfg)
         self.obs_space, self.action_space = env.observation_space, env.action_space
         self.eval_env: gym.Env | None = env if (evaluate if evaluate is not None else cfg.robot.backend == "sim") \
@@ -128,12 +152,14 @@ class LearnerProcess:
         self.learner = Learner(cfg.agent, tc, self.obs_space, self.action_space, seed=cfg.seed)
         self.replay = EpisodeLog(self.run_dir / REPLAY_DIR, self.obs_space, self.action_space,
                                  task=cfg.task.name, env_config=to_dict(cfg.env))
+        self.replay.auto_bound = tc  # each episode written is followed by a prune to train.replay_log
         # Memory per actor is bounded: an unfinished episode longer than this is refused.
         self.assembler = EpisodeAssembler(self.replay, max_open_steps=lc.episode_cap(cfg.env.max_episode_steps))
         self.weight_version = 0
         self.episodes = 0
         self.recent_success: list[float] = []
         self.evals: list[dict[str, Any]] = []
+        self.utd = UtdMonitor(tc.utd_ratio, window_s=lc.utd_window_s, fraction=lc.utd_warn_fraction)
         self._stop = threading.Event()
         self._received_at_push = 0
         self._next_eval = tc.eval_every if tc.eval_every else None
@@ -159,6 +185,9 @@ class LearnerProcess:
             current = to_dict(self.cfg)
             saved.pop("learning", None)
             current.pop("learning", None)  # address, token, limits may change between starts
+            for config in (saved, current):  # so may the replay log's bound
+                if isinstance(config.get("train"), dict):
+                    config["train"].pop("replay_log", None)
             diff = config_difference(saved, current, defaults=to_dict(Config()))
             if diff:
                 raise RobotRLError(f"--resume: {self.run_dir} was started with another config: {diff}")
@@ -203,16 +232,31 @@ class LearnerProcess:
             self._restore_checkpoint()
         else:
             log.warning("no checkpoint in %s: the agent starts fresh, on the saved replay", self.run_dir)
-        online = interventions = 0
-        for logged in self.replay.read_all():
-            self._ingest_steps(logged.steps)
-            self.assembler.restore(logged.meta, len(logged.steps))
-            online += len(logged.steps)
+        self.prune_replay()  # a log grown past its bound (a changed bound, an older version) shrinks first
+        pruned = self.replay.pruned
+        self.assembler.restore_pruned(pruned.episodes, pruned.steps, pruned.producers)
+        for meta, length in self.replay.kept():
+            self.assembler.restore(meta, length)
+        tc = self.cfg.train
+        started, read = time.monotonic(), 0
+        interventions = 0
+        for logged, whole in self.replay.read_window(tc.replay_capacity, tc.demo_capacity):
+            if whole:
+                self._ingest_steps(logged.steps)
+            else:  # older than the online buffer's window: only its interventions are still held
+                for step in logged.steps:
+                    self.learner.ingest_demo_part(step)
+            read += len(logged.steps)
             interventions += sum(1 for s in logged.steps if s.intervened)
-        self.learner.env_steps = online
-        log.info("resumed %s: %d updates, %d online steps in %d episodes (%d interventions), weights v%d",
-                 self.run_dir, self.learner.updates_done, online, self.assembler.episodes, interventions,
-                 self.weight_version)
+        self.learner.env_steps = self.received_steps
+        log.info("resumed %s: %d updates, %d env steps received in %d episodes (%d pruned); read back %d steps "
+                 "(%d interventions) in %.1f s; weights v%d", self.run_dir, self.learner.updates_done,
+                 self.received_steps, self.assembler.episodes, pruned.episodes, read, interventions,
+                 time.monotonic() - started, self.weight_version)
+
+    def prune_replay(self) -> None:
+        """Hold the replay log to ``train.replay_log`` (see :meth:`EpisodeLog.prune`)."""
+        prune_to_config(self.replay, self.cfg.train)
 
     def _restore_checkpoint(self) -> None:
         """The agent, sampling RNG and counters of the last checkpoint; a damaged one is one line."""
@@ -229,6 +273,9 @@ class LearnerProcess:
             self._next_eval = state["next_eval"]
         except (KeyError, IndexError, TypeError, ValueError, RuntimeError, AttributeError) as err:
             raise CheckpointError(f"checkpoint {where} is damaged: {one_line(err)}") from None
+        check_loaded(self.learner.agent.policy, where, self.obs_space, self.action_space,
+                     recorded_observations(self.run_dir, state.get("config"), self.obs_space, self.action_space),
+                     hint=REBUILD_HINT)
 
     def _ingest_steps(self, steps: list) -> None:
         """One whole episode into replay (interventions into the demo buffer too: Learner.ingest)."""
@@ -304,11 +351,17 @@ class LearnerProcess:
                         (new_updates and now - pushed_at >= lc.weights_every_s):
                     self._publish()
                     last_push, pushed_at = learner.updates_done, now
-                eval_due = self._next_eval is not None and self.received_steps >= self._next_eval
-                if eval_due and self.eval_env is not None:
-                    self.evaluate()
-                    while self._next_eval <= self.received_steps:
-                        self._next_eval += tc.eval_every
+                if self._eval_due() and self.eval_env is not None:
+                    self.evaluate(grid=self._next_eval)
+                    self._next_eval += tc.eval_every
+                    if lc.updates == "max":  # no ratio to wait for: grid points passed meanwhile are skipped
+                        while self._next_eval <= self.received_steps:
+                            self._next_eval += tc.eval_every
+                if lc.updates == "ratio":
+                    warning = self.utd.observe(self.received_steps - tc.learning_starts, learner.updates_done,
+                                               min(self.updates_due(), 1 << 30))
+                    if warning is not None:
+                        log.warning(warning)
                 if now - last_save >= lc.checkpoint_every_s:
                     self.save()
                     last_save = now
@@ -342,6 +395,19 @@ class LearnerProcess:
             learner.close()
         return self.summary()
 
+    def _eval_due(self) -> bool:
+        """Grid point ``_next_eval`` has arrived and, at a ratio, its updates are done.
+
+        A learner behind its ratio would otherwise evaluate a policy trained on fewer updates
+        than the grid point's, later and later, and skip the points passed meanwhile."""
+        if self._next_eval is None or self.received_steps < self._next_eval:
+            return False
+        if self.cfg.learning.updates == "max":
+            return True
+        tc = self.cfg.train
+        return self.learner.updates_done >= math.floor(tc.utd_ratio * max(0, self._next_eval - tc.learning_starts)
+                                                       + 1e-9)
+
     def _ingest(self, episode: Episode) -> None:
         self._ingest_steps(episode.steps)
         self.episodes += 1
@@ -359,13 +425,14 @@ class LearnerProcess:
         self.weight_version = self.server.publish_weights(weights, learner_updates=updates)
         _write_json(self.state_dir / "state.json", {"weight_version": self.weight_version, "updates": updates})
 
-    def evaluate(self) -> dict[str, Any]:
+    def evaluate(self, grid: int | None = None) -> dict[str, Any]:
+        """Evaluate the current policy; ``grid``: the grid point (env steps) this evaluation stands for."""
         from robot_rl.training.evaluation import evaluate
 
         tc = self.cfg.train
         steps = self.received_steps  # data keeps arriving while the evaluation runs
         result = evaluate(self.eval_env, self.learner.agent.policy, tc.eval_episodes, tc.eval_seed)
-        record = {"env_steps": steps, "updates": self.learner.updates_done,
+        record = {"env_steps": steps, "grid_steps": grid, "updates": self.learner.updates_done,
                   "weight_version": self.weight_version, **result.as_dict()}
         self.evals.append(record)
         self.metrics.eval(record)
@@ -403,10 +470,14 @@ class LearnerProcess:
         if len(actors) > MAX_ACTORS_SHOWN:
             shown += f" / {len(actors) - MAX_ACTORS_SHOWN} more"
         success = f"{np.mean(self.recent_success):.0%}" if self.recent_success else "-"
-        return {"updates": str(learner.updates_done),
-                "UTD": f"{learner.updates_done / beyond:.2f}" if beyond > 0 else "-",
-                "weights": f"v{self.weight_version}", "episodes": str(self.assembler.episodes),
-                "success": success, "actors": shown or "none yet"}
+        fields = {"updates": str(learner.updates_done),
+                  "UTD": f"{learner.updates_done / beyond:.2f}" if beyond > 0 else "-",
+                  "weights": f"v{self.weight_version}", "episodes": str(self.assembler.episodes),
+                  "success": success, "actors": shown or "none yet"}
+        behind = self.utd.field()
+        if behind is not None:
+            fields["behind"] = f"{behind} (set learning.sync_steps)"
+        return fields
 
     def summary(self) -> dict[str, Any]:
         return {"received_steps": self.received_steps, "episodes": self.assembler.episodes,
@@ -414,7 +485,12 @@ class LearnerProcess:
                 "weight_version": self.weight_version,
                 "online_transitions": len(self.learner.online), "demo_transitions": len(self.learner.demo),
                 "duplicate_steps": self.assembler.duplicate_steps, "lost_steps": self.assembler.lost_steps,
-                "refused": self.server.refusals(),
+                "refused": self.server.refusals(), "utd": self.utd.status(),
+                "replay_log": {"bytes": self.replay.size_bytes, "episodes": self.replay.kept_episodes,
+                               "steps": self.replay.kept_steps,
+                               "pruned_episodes": self.replay.pruned.episodes,
+                               "pruned_steps": self.replay.pruned.steps, "pruned_bytes": self.replay.pruned.bytes,
+                               "prunes": self.replay.prunes, "prune_failures": self.replay.prune_failures},
                 "evals": self.evals, "actors": {k: v.as_dict() for k, v in self.server.actor_stats().items()}}
 
     def close(self) -> None:
@@ -423,8 +499,11 @@ class LearnerProcess:
 
 
 #: Refusals that heal themselves: the actor renumbers its batches, registers again or retries
-#: later, and its data arrives. Every other cause turned a peer or its data away for good.
-RETRIED_REFUSALS = frozenset({"out_of_order", "not_registered", "busy", "actors_full"})
+#: later, and its data arrives (id_held: an actor restarted after a crash waits for its old
+#: process's lease; the others: calls beyond a connection's share, or whose body never came,
+#: retried by a real actor). Every other cause turned a peer or its data away for good.
+RETRIED_REFUSALS = frozenset({"out_of_order", "not_registered", "busy", "actors_full", "connection_limit",
+                              "body_timeout", "waiting_full", "id_held"})
 
 
 def ending_problem(summary: dict[str, Any], run_dir: Path) -> str | None:
