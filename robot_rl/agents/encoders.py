@@ -283,6 +283,8 @@ class ObsEncoder(nn.Module):
         self.cfg = cfg
         self.image_keys = image_keys(obs_space)
         self.vector_keys = vector_keys(obs_space)
+        # True: the state statistics stay as loaded (a warm-started actor sees its input as BC saw it)
+        self.hold_statistics = False
         self.vector_dim = int(sum(obs_space.spaces[k].shape[0] for k in self.vector_keys))
         self.normalizer = RunningNormalizer(self.vector_dim) if normalize_state and self.vector_dim else None
         self.frozen = cfg.kind == "resnet10" and cfg.freeze_backbone
@@ -363,8 +365,8 @@ class ObsEncoder(nn.Module):
         return torch.cat(parts, dim=-1)
 
     def update_normalizer(self, obs_batch: Mapping[str, np.ndarray]) -> None:
-        """Add a batch of env observations (leading dim B) to the state statistics."""
-        if self.normalizer is not None:
+        """Add a batch of env observations (leading dim B) to the state statistics (unless held)."""
+        if self.normalizer is not None and not self.hold_statistics:
             rows = len(obs_batch[self.vector_keys[0]])
             self.normalizer.update(np.concatenate(
                 [np.asarray(obs_batch[k], dtype=np.float64).reshape(rows, -1) for k in self.vector_keys], axis=-1))

@@ -30,6 +30,15 @@ with the backward passes and optimizer steps eager; and ``precision="bf16"`` aut
 the encoder and the hidden layers to bfloat16 while the Q outputs, the policy's
 log-probabilities, the gripper critic, the losses, gradients and optimizer state stay
 float32 (:mod:`robot_rl.agents.execution`).
+
+On top of a base policy (``agent.base.mode``, :mod:`robot_rl.config.base_rl`): in
+``residual`` mode the stored action is the residual ``u`` and the critic is given the
+executed action ``clip(base + scale * u)`` everywhere (the data's, the target's next
+action, the actor's), with the base action read from the observation key ``base_action``
+(:mod:`robot_rl.agents.residual`); the actor's mean layer starts at zero. In
+``warm_start`` mode the first ``agent.warm_start.critic_steps`` updates are critic-only:
+the actor, the temperature, the shared encoder and the state statistics hold, so the
+BC-initialised actor (:mod:`robot_rl.agents.warm_start`) acts as it did.
 """
 
 from __future__ import annotations
@@ -50,8 +59,10 @@ from robot_rl.agents.ensemble import CriticEnsemble, subsample_min
 from robot_rl.agents.execution import autocast, check_precision, full_precision
 from robot_rl.agents.gripper import gripper_td_loss
 from robot_rl.agents.policy import Policy
+from robot_rl.agents.residual import BASE_ACTION_KEY, combine_torch, scale_vector, zero_residual
 from robot_rl.agents.temperature import Temperature
 from robot_rl.config.agent import AgentConfig
+from robot_rl.errors import ConfigError
 
 Batch = dict[str, Any]
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -116,6 +127,13 @@ class SACAgent:
             cont_dim = self.policy.continuous_dim
             self.critic = CriticEnsemble(feature_dim, cont_dim, cfg.hidden_dims, cfg.num_critics,
                                          cfg.critic_layer_norm).to(self.device)
+        # RL on top of a base policy (robot_rl.config.base_rl): the critic's action, the actor's first updates
+        self.residual_scale = self._residual_scale(obs_space)
+        if self.residual_scale is not None:
+            zero_residual(self.policy)
+        self.actor_delay = cfg.warm_start.critic_steps if cfg.base.mode == "warm_start" else 0
+        # a warm-started actor keeps the BC policy's state statistics: new ones would change what it does
+        self.policy.encoder.hold_statistics = cfg.base.mode == "warm_start"
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
         self.gripper_target = (copy.deepcopy(self.policy.gripper).requires_grad_(False)
                                if self.policy.gripper is not None else None)
@@ -123,6 +141,7 @@ class SACAgent:
         self.target_entropy = (cfg.target_entropy if cfg.target_entropy is not None else -cont_dim / 2.0)
 
         encoder_params = [p for p in self.policy.encoder.parameters() if p.requires_grad]
+        self._encoder_params = encoder_params
         actor_params = list(self.policy.actor_trunk.parameters()) + list(self.policy.actor_head.parameters())
         # On a GPU, Adam's fused kernel: one launch per step instead of several per parameter group.
         self._fused = True if self.device.type == "cuda" else None
@@ -139,11 +158,36 @@ class SACAgent:
         self.actor_updates = 0
         self.compiled = compile is not False
         self._critic_losses: Callable[..., tuple[torch.Tensor, ...]] = self._critic_losses_eager
-        self._actor_losses: Callable[[torch.Tensor], tuple[torch.Tensor, ...]] = self._actor_losses_eager
+        self._actor_losses: Callable[..., tuple[torch.Tensor, ...]] = self._actor_losses_eager
         if self.compiled:
             backend = "inductor" if compile is True else str(compile)
             self._critic_losses = torch.compile(self._critic_losses_eager, backend=backend, dynamic=False)
             self._actor_losses = torch.compile(self._actor_losses_eager, backend=backend, dynamic=False)
+
+    def _residual_scale(self, obs_space: gym.spaces.Dict) -> torch.Tensor | None:
+        """``agent.residual.scale`` on the device in residual mode, else None."""
+        if self.cfg.base.mode != "residual":
+            return None
+        if BASE_ACTION_KEY not in obs_space.spaces:
+            raise ConfigError(f"agent.base.mode is 'residual' but the observation has no '{BASE_ACTION_KEY}' "
+                              "(the actor side adds it: robot_rl.agents.residual.ResidualEnv)")
+        try:
+            scale = scale_vector(self.cfg.residual.scale, self.policy.continuous_dim)
+        except ValueError as err:
+            raise ConfigError(f"agent.residual.scale: {err}") from None
+        return torch.as_tensor(scale, device=self.device)
+
+    def critic_action(self, obs: Mapping[str, torch.Tensor], action: torch.Tensor) -> torch.Tensor:
+        """What the critic is given for the agent's ``action`` on ``obs``: the action itself, or in
+        residual mode the executed action ``clip(base + scale * action)`` (robot_rl.agents.residual)."""
+        if self.residual_scale is None:
+            return action
+        return combine_torch(obs[BASE_ACTION_KEY].float(), action, self.residual_scale)
+
+    @property
+    def warming_up(self) -> bool:
+        """Whether the next update is critic-only (``agent.warm_start.critic_steps``)."""
+        return self.critic_updates < self.actor_delay
 
     # --- acting ----------------------------------------------------------------------
 
@@ -171,6 +215,9 @@ class SACAgent:
             batch, noise.obs_shifts, noise.next_shifts, noise.next_eps, noise.subset_keys)
         self.critic_opt.zero_grad(set_to_none=True)
         critic_loss.backward()
+        if self.warming_up:  # the actor's shared encoder holds too, so the warm-started actor acts as it did
+            for param in self._encoder_params:
+                param.grad = None
         self.critic_opt.step()
         polyak_update(self.critic_target, self.critic, cfg.tau)
         self.critic_updates += 1
@@ -191,7 +238,8 @@ class SACAgent:
             metrics.update(gripper_loss=gripper_loss.detach(), gripper_q_mean=gripper_q.detach())
 
         if noise.actor_eps is not None:
-            metrics.update(self._update_actor(features, noise.actor_eps))
+            base = batch["obs"][BASE_ACTION_KEY].float() if self.residual_scale is not None else None
+            metrics.update(self._update_actor(features, noise.actor_eps, base))
         return metrics
 
     def _draw_noise(self, batch: Batch) -> Noise:
@@ -201,7 +249,7 @@ class SACAgent:
         next_eps = torch.randn(eps_shape, generator=gen, device=self.device)
         subset_keys = (torch.randn(cfg.num_critics, generator=gen, device=self.device)
                        if cfg.num_min_qs < cfg.num_critics else None)
-        actor_turn = (self.critic_updates + 1) % cfg.critic_actor_ratio == 0
+        actor_turn = (self.critic_updates + 1) % cfg.critic_actor_ratio == 0 and not self.warming_up
         actor_eps = torch.randn(eps_shape, generator=gen, device=self.device) if actor_turn else None
         return Noise(obs_shifts, next_shifts, next_eps, subset_keys, actor_eps)
 
@@ -233,7 +281,7 @@ class SACAgent:
         Returns ``(critic_loss, q_mean, target_q_mean, features, next_features)``.
         """
         cfg, policy = self.cfg, self.policy
-        cont_action = batch["action"][:, :policy.continuous_dim]
+        cont_action = self.critic_action(batch["obs"], batch["action"][:, :policy.continuous_dim])
         not_done = 1.0 - batch["terminated"]
         discount = cfg.discount ** batch["steps"] if "steps" in batch else cfg.discount
         alpha = self.temperature().detach()
@@ -244,6 +292,7 @@ class SACAgent:
             with self._autocast():
                 next_features = policy.encoder(self._shifted(batch["next_obs"], next_shifts))
             next_action, next_log_prob = rsample_with_noise(self._distribution(next_features), next_eps)
+            next_action = self.critic_action(batch["next_obs"], next_action)
             with self._autocast():
                 next_q_all = self.critic_target(next_features, next_action)
             next_q = subsample_min(next_q_all, cfg.num_min_qs, keys=subset_keys)
@@ -256,18 +305,23 @@ class SACAgent:
         critic_loss = (q_values - target_q).pow(2).mean(dim=1).sum()
         return critic_loss, q_values.detach().mean(), target_q.mean(), features, next_features
 
-    def _actor_losses_eager(self, features: torch.Tensor, eps: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """``(actor_loss, log_prob)`` on detached features; the critic must not require grad."""
+    def _actor_losses_eager(self, features: torch.Tensor, eps: torch.Tensor,
+                            base: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
+        """``(actor_loss, log_prob)`` on detached features; the critic must not require grad.
+        ``base``: the batch's base actions in residual mode (the critic sees the combined action)."""
         action, log_prob = rsample_with_noise(self._distribution(features), eps)
+        if base is not None:
+            action = combine_torch(base, action, self.residual_scale)
         with self._autocast():
             q = self.critic(features, action).mean(dim=0)
         alpha = self.temperature().detach()
         return (alpha * log_prob - q).mean(), log_prob
 
-    def _update_actor(self, features: torch.Tensor, eps: torch.Tensor) -> dict[str, torch.Tensor]:
+    def _update_actor(self, features: torch.Tensor, eps: torch.Tensor,
+                      base: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
         self.critic.requires_grad_(False)  # the actor loss needs dQ/da, not dQ/dtheta
         try:
-            actor_loss, log_prob = self._actor_losses(features, eps)
+            actor_loss, log_prob = self._actor_losses(features, eps, base)
         finally:
             self.critic.requires_grad_(True)
         self.actor_opt.zero_grad(set_to_none=True)
@@ -291,11 +345,11 @@ class SACAgent:
         not_done = 1.0 - batch["terminated"]
         features = policy.encoder(batch["obs"])
         next_features = policy.encoder(batch["next_obs"])
-        next_action = policy.distribution(next_features).mode()
+        next_action = self.critic_action(batch["next_obs"], policy.distribution(next_features).mode())
         discount = cfg.discount ** batch["steps"] if "steps" in batch else cfg.discount
         next_q = self.critic_target(next_features, next_action).min(dim=0).values
         target_q = batch["reward"] + discount * not_done * next_q
-        q_values = self.critic(features, batch["action"][:, :policy.continuous_dim])
+        q_values = self.critic(features, self.critic_action(batch["obs"], batch["action"][:, :policy.continuous_dim]))
         losses = {"critic_loss": (q_values - target_q).pow(2).mean(dim=1).sum().item()}
         if policy.gripper is not None:
             loss, _ = gripper_td_loss(policy.gripper, self.gripper_target, features, next_features,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Optional
 
+from robot_rl.config.base_rl import BaseConfig, ResidualConfig, WarmStartConfig
 from robot_rl.config.loader import param
 
 
@@ -82,6 +83,9 @@ class AgentConfig:
     gripper_critic: bool = param(False, doc="a 3-action DQN critic (close, stay, open) drives the last action dim")
     gripper_epsilon: float = param(0.0, min=0.0, max=1.0, doc="random gripper action probability while collecting")
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
+    base: BaseConfig = field(default_factory=BaseConfig)  # RL on top of a base policy (robot_rl.config.base_rl)
+    residual: ResidualConfig = field(default_factory=ResidualConfig)
+    warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
 
     def __post_init__(self) -> None:
         if self.num_min_qs > self.num_critics:
@@ -96,10 +100,10 @@ class WandbConfig:
 
     On, the run's config, every scalar that goes to TensorBoard and each evaluation's
     video also go to one W&B run per process (a resumed run starts another, named the
-    same). It needs the extra: ``pip install robot_rl[wandb]``.
+    same). It needs the ``wandb`` extra: ``scripts/setup.sh wandb``.
     """
 
-    enabled: bool = param(False, doc="also log to W&B (needs pip install robot_rl[wandb])")
+    enabled: bool = param(False, doc="also log to W&B (needs the wandb extra: scripts/setup.sh wandb)")
     project: str = param("robot_rl", doc="W&B project the runs go to")
     entity: Optional[str] = param(None, doc="W&B user or team; null: the logged-in user's default")
     name: Optional[str] = param(None, doc="W&B run name; null: the run directory's name")

@@ -11,7 +11,10 @@ process of the learning plane. Contract:
   ``first_episode_id``; ``step`` counts from 0 in each episode. ``next_obs`` is always
   filled in (consumers keep it only for the last step).
 * When the env reports a human intervention (``info["intervene_action"]``), the Step's
-  action is that executed action and ``intervened`` is true.
+  action is that executed action and ``intervened`` is true. An action wrapper that sent
+  something other than the policy's action (the residual wrapper holding the arm) reports
+  the action the step stands for in ``info["agent_action"]`` (:data:`AGENT_ACTION_KEY`),
+  and the Step keeps that one.
 * After a step that ended an episode, :attr:`ActorLoop.last_episode` holds its
   :class:`EpisodeStats` (intervened steps, takeovers, and the ground-truth success
   ``info["gt_success"]`` when a reward classifier decides success); it is ``None``
@@ -30,6 +33,9 @@ import gymnasium as gym
 import numpy as np
 
 from robot_rl.data.transition import Obs, Step
+
+#: The info key of the agent's action a step stands for, when a wrapper changed it (see above).
+AGENT_ACTION_KEY = "agent_action"
 
 
 class ActingPolicy(Protocol):
@@ -115,6 +121,8 @@ class ActorLoop:
         intervened = "intervene_action" in info
         if intervened:
             action = info["intervene_action"]
+        elif AGENT_ACTION_KEY in info:
+            action = info[AGENT_ACTION_KEY]
         step = Step(episode_id=self.episode_id, step=self.t, obs=obs,
                     action=np.asarray(action, dtype=np.float32), reward=float(reward),
                     terminated=bool(terminated), truncated=bool(truncated), next_obs=next_obs,
