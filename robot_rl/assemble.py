@@ -14,7 +14,8 @@ and the benches all ask this module for their env, so each is assembled in one o
 This is the one place that joins the core to the hardware libraries' front doors
 (``robot_rl_drivers``): core packages never import a driver, and the actor node does
 not wire input devices itself. Heavy parts (MuJoCo, torch, a driver) are imported only
-when the env that needs them is built.
+when the env that needs them is built. The gymnasium ids ``robot_rl/<Task>-v0`` (registered
+by ``import robot_rl``) name :func:`make_registered_env` as their entry point.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from robot_rl.envs.wrappers import wrap_env
 from robot_rl.errors import ConfigError
 from robot_rl.interfaces import InputDevice
 from robot_rl.paths import resolve_config
-from robot_rl.tasks import all_tasks, get_task, load_config, make_task
+from robot_rl.tasks import get_task, load_config, make_task
 
 EnvRole = Literal["train", "demos", "eval"]
 
@@ -196,15 +197,3 @@ def make_registered_env(task: str, obs_mode: str = "state", config: str | None =
     if cfg.task.name != task:
         raise ConfigError(f"{path}: task.name is '{cfg.task.name}', expected '{task}'")
     return make_env(cfg, render_mode=render_mode)
-
-
-def register_envs() -> None:
-    """Register ``robot_rl/<Task>-v0`` for every task in the registry (importing this module does)."""
-    for spec in all_tasks():
-        if spec.real_only:  # no scene: nothing to make
-            continue
-        if spec.env_id not in gym.registry:
-            gym.register(spec.env_id, entry_point="robot_rl.assemble:make_registered_env", kwargs={"task": spec.name})
-
-
-register_envs()

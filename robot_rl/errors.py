@@ -16,6 +16,13 @@ def one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
+def install_extra(extra: str) -> str:
+    """How to install one of setup.py's extras (``real``, ``ur``, ``wandb``, ...) into a checkout's
+    virtualenv: the one form every message and page gives. The setup script installs it at the
+    tested versions (scripts/constraints.txt) and keeps what is already installed."""
+    return f"scripts/setup.sh {extra}, from the checkout"
+
+
 class RobotRLError(Exception):
     """A user-facing error; ``str(err)`` is the one line shown to the user."""
 

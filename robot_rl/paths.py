@@ -24,12 +24,20 @@ def resolve_config(name_or_path: str | Path) -> Path:
 
     Neither: a ConfigError that suggests the closest config names (or lists them all)."""
     path = Path(name_or_path)
-    if path.is_file():
-        return path
-    for folder in config_dirs():
-        for candidate in (folder / path.name, folder / f"{path.name}.yaml"):
-            if candidate.is_file():
-                return candidate
+    try:
+        if path.is_file():
+            return path
+        for folder in config_dirs():
+            for candidate in (folder / path.name, folder / f"{path.name}.yaml"):
+                if candidate.is_file():
+                    return candidate
+    except (OSError, ValueError) as err:  # a name too long for the file system, a NUL byte
+        text = str(name_or_path)
+        shown = repr(text) if len(text) <= 60 and text.isprintable() else repr(text[:60]) + "..."
+        raise ConfigError(f"config {shown} is not a usable file name ({getattr(err, 'strerror', None) or err}); "
+                          "give a config name such as pick_cube or a path") from None
+    if path.is_dir():  # after the names: a folder ./pick_cube does not hide the config pick_cube
+        raise ConfigError(_directory_given(path))
     names = config_names()
     hints = difflib.get_close_matches(path.stem, names, n=3)
     if hints:
@@ -37,6 +45,18 @@ def resolve_config(name_or_path: str | Path) -> Path:
     else:
         why = f"known configs: {', '.join(names) or 'none'}; looked in {', '.join(str(d) for d in config_dirs())}"
     raise ConfigError(f"config file not found: {name_or_path} ({why})")
+
+
+def _directory_given(path: Path) -> str:
+    """The refusal of a folder given where a config file belongs, naming the YAML files to use."""
+    inside = sorted(p for p in path.glob("*.yaml") if p.is_file())
+    if inside:
+        shown = ", ".join(str(p) for p in inside[:4]) + (f" ({len(inside) - 4} more)" if len(inside) > 4 else "")
+        return f"{path} is a directory, not a config file; give one of the YAML files in it: {shown}"
+    names = config_names()
+    example = "pick_cube" if "pick_cube" in names else (names[0] if names else "NAME")
+    return (f"{path} is a directory with no YAML file in it; give a config file such as "
+            f"configs/{example}.yaml, or a config name ({', '.join(names) or 'none found'})")
 
 
 def config_names() -> list[str]:

@@ -2,7 +2,19 @@
 # Set up robot_rl in a virtualenv: the PyTorch CPU pin first, then the package and its extras, each at the
 # version scripts/constraints.txt holds (the versions the tests were run with).
 #
-#   scripts/setup.sh [EXTRAS]      EXTRAS: sim (default), dev (sim + test tools), real, or a list: sim,real
+#   scripts/setup.sh [EXTRAS]      EXTRAS: one extra or a list, e.g. sim,real (default: sim)
+#
+# The extras (setup.py's extras_require; tests/test_newcomer_docs.py keeps this list whole):
+#   sim     MuJoCo: sim mode (the default)
+#   real    the hardware libraries: RealSense cameras, SpaceMouse (hidapi), keyboard (pynput), libfranka
+#   ur      a UR e-series arm (ur-rtde; robot.backend: ur)
+#   wandb   logging to Weights & Biases (train.wandb.enabled)
+#   viz     the rerun live view of a session (viz.rerun)
+#   docs    mkdocs, to build and serve docs/
+#   dev     everything the test suite needs: sim, real, wandb, viz, docs and the test tools (pytest, ruff, ...);
+#           not ur (the tests drive the UR backend through a fake)
+# Run it again with another extra to add it to the same virtualenv (scripts/setup.sh ur): what is installed stays.
+# Afterwards the commands are in .venv/bin: call .venv/bin/robot-rl, or `source .venv/bin/activate` first.
 #
 # ROBOT_RL_VENV chooses the virtualenv folder (default: .venv in the repository), ROBOT_RL_PYTHON the
 # interpreter it is made from (default: python3). With a ROS 2 sourced (ROS_DISTRO set), the virtualenv is made
@@ -43,8 +55,15 @@ fi
 
 [[ -x "$venv/bin/python" ]] || "$python" -m venv "${venv_flags[@]}" "$venv"
 [[ -z "${ROS_DISTRO:-}" ]] || touch "$venv/COLCON_IGNORE"
-echo "setup: installing $(grep '^torch==' "$constraints") into $venv"
-"$venv/bin/pip" install -q -c "$constraints" torch
-echo "setup: installing robot_rl[$extras] at the versions in $constraints"
-"$venv/bin/pip" install -q -c "$constraints" -e ".[$extras]"
-echo "setup: done ($("$venv/bin/python" -c 'import robot_rl; print("robot_rl", robot_rl.__version__)'))"
+# pip's own news, one line per package it fetches and one as it installs, so that minutes of downloading and
+# unpacking are seen to move; its warnings and errors (stderr) pass as they are.
+progress() {
+    sed -u -n -e 's/^Collecting \([^ ;]*\).*/setup:   fetching \1/p' \
+        -e 's/^Installing collected packages: .*/setup:   installing (unpacking takes a minute or two)/p'
+}
+echo "setup: installing $(grep '^torch==' "$constraints") into $venv (a download of several hundred MB: minutes)"
+"$venv/bin/pip" install -c "$constraints" torch | progress
+echo "setup: installing robot_rl[$extras] and its requirements at the versions in $constraints (a few minutes)"
+"$venv/bin/pip" install -c "$constraints" -e ".[$extras]" | progress
+echo "setup: done ($("$venv/bin/python" -c 'import robot_rl; print("robot_rl", robot_rl.__version__)')); the commands" \
+     "are in $venv/bin: call $venv/bin/robot-rl, or run 'source $venv/bin/activate' to put them on PATH"

@@ -27,8 +27,19 @@ def execution_device(name: str, key: str = "train.device") -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(f"{key} is '{name}' but PyTorch sees no CUDA device")
+        raise no_cuda(name, key)
     return device
+
+
+def no_cuda(name: str, key: str = "train.device") -> ConfigError:
+    """The one line for ``key`` asking for CUDA where PyTorch sees none: what is wrong and what to
+    type instead (``--set key=cpu`` for a config key, ``key cpu`` for a command-line option)."""
+    build = (f"torch {torch.__version__} is a CPU-only build" if torch.version.cuda is None
+             else f"torch {torch.__version__} is built for CUDA {torch.version.cuda} but finds no GPU or driver")
+    cpu, auto = (f"{key} cpu", f"{key} auto") if key.startswith("-") else (f"--set {key}=cpu", f"{key}=auto")
+    return ConfigError(f"{key} is '{name}' but PyTorch sees no CUDA device ({build}): run on the CPU with {cpu} "
+                       f"(or {auto}, which takes a GPU when there is one), or install a CUDA build of torch "
+                       "into the virtualenv")
 
 
 def check_precision(precision: str, device: torch.device, key: str = "train.precision") -> None:

@@ -560,7 +560,7 @@ def project_bytes(weights: BackboneWeights) -> bytes:
     """``weights`` as a robot_rl project-format safetensors file (float32, ResNet10's names)."""
     from safetensors.torch import save
 
-    from robot_rl import __version__
+    from robot_rl.version import __version__
 
     metadata = {"format": FORMAT, "version": FORMAT_VERSION, "arch": ARCH, "variant": weights.variant,
                 "source_layout": weights.layout, "writer": f"robot_rl {__version__}"}

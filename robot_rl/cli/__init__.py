@@ -133,12 +133,15 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(known._module)
     sub_parser = _subparser(parser, known.command)
     module.add_arguments(sub_parser)
+    forms = ConfigForms.add(sub_parser)
     _show_defaults(sub_parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("robot_rl").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
+        if forms is not None:
+            forms.settle(args, known.command)
         return int(module.run(args) or 0)
     except RobotRLError as err:
         print(f"robot-rl: {err}", file=sys.stderr)
@@ -146,6 +149,61 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("robot-rl: interrupted", file=sys.stderr)
         return 130
+
+
+class ConfigForms:
+    """A command's config taken both ways: ``robot-rl launch --config pick_cube`` as well as
+    ``robot-rl launch pick_cube``, and ``robot-rl train pick_cube`` as well as ``robot-rl train
+    --config pick_cube``. A command declares one form; :meth:`add` adds the other where that is
+    unambiguous (a ``--config`` command with no positional argument, or a positional ``config``),
+    and :meth:`settle` puts the one config given into ``args.config``: both forms naming
+    different configs, or none where one is required, is one line and exit status 2."""
+
+    OTHER = "_config_other_form"  # the added form's dest
+
+    def __init__(self, positional: str, option: str, required: bool) -> None:
+        self.positional, self.option, self.required = positional, option, required  # dests
+
+    @classmethod
+    def add(cls, parser: argparse.ArgumentParser) -> ConfigForms | None:
+        config = next((a for a in parser._actions if a.dest == "config"), None)
+        positionals = [a for a in parser._actions if not a.option_strings]
+        if config is None:
+            return None
+        if not config.option_strings:  # declared positional: add --config
+            config.nargs, config.required, config.default, config.metavar = argparse.OPTIONAL, False, None, "CONFIG"
+            parser.add_argument("--config", dest=cls.OTHER, metavar="CONFIG",
+                                help="the config, given as an option (the same as CONFIG given first)")
+            return cls("config", cls.OTHER, required=True)
+        if positionals:  # eval RUN_DIR [--config X]: a second positional would be ambiguous
+            return None
+        required, config.required = config.required, False
+        parser.add_argument(cls.OTHER, nargs=argparse.OPTIONAL, metavar="CONFIG",
+                            help="the config, given first (the same as --config CONFIG)")
+        return cls(cls.OTHER, "config", required=required)
+
+    def settle(self, args: argparse.Namespace, command: str) -> None:
+        first, option = getattr(args, self.positional), getattr(args, self.option)
+        delattr(args, self.OTHER)
+        if first is not None and option is not None and not _same_config(first, option):
+            raise RobotRLError(f"two configs given, {first} (first) and --config {option}; give one: "
+                               f"robot-rl {command} {first} or robot-rl {command} --config {option}")
+        args.config = first if first is not None else option
+        if args.config is None and self.required:
+            raise RobotRLError(f"{command} needs a config (a name or a path): robot-rl {command} --config pick_cube "
+                               f"(or robot-rl {command} pick_cube)")
+
+
+def _same_config(a: str, b: str) -> bool:
+    """Whether two config arguments name the same file (``pick_cube`` and ``configs/pick_cube.yaml``)."""
+    if a == b:
+        return True
+    from robot_rl.paths import resolve_config
+
+    try:
+        return resolve_config(a).resolve() == resolve_config(b).resolve()
+    except RobotRLError:
+        return False
 
 
 def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:

@@ -30,10 +30,11 @@ from typing import Any
 from robot_rl import jsonio
 from robot_rl.errors import ConfigError
 
+#: robot_rl.agents.pretrained.LAYOUTS (a test keeps them equal), here so that ``--help`` needs no torch
+LAYOUTS = ("auto", "robot_rl", "torchvision", "transformers", "lerobot")
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from robot_rl.agents.pretrained import LAYOUTS
-
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
     style = {"formatter_class": parser.formatter_class}

@@ -57,10 +57,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_rl.training.saved_policy import find_run, read_run
-
     if args.episodes < 1:
         raise ConfigError(f"--episodes must be at least 1, got {args.episodes}")
+    _check_run_path(args.run_dir)
+    from robot_rl.training.saved_policy import find_run, read_run  # torch: only once the arguments are checked
+
     run_dir = find_run(args.run_dir)
     state, path = read_run(run_dir)
     cfg = _config(args, state, path)
@@ -82,6 +83,18 @@ def run(args: argparse.Namespace) -> int:
              f"step {faults[0]['step']}): {faults[0]['reason']}" if faults else ""))
     print(jsonio.dumps(report))
     return 0
+
+
+def _check_run_path(run_dir: str) -> None:
+    """Refuse a run directory that is not there in a fraction of a second, before torch is imported
+    (:func:`robot_rl.training.saved_policy.find_run` checks what it holds)."""
+    path = Path(run_dir)
+    if not path.exists():
+        runs = sorted(str(p.parent) for p in path.parent.glob("*/checkpoint")) if path.parent.is_dir() else []
+        known = f" (runs there: {', '.join(runs[:5])})" if runs else ""
+        raise ConfigError(f"run directory {path} does not exist{known}")
+    if not path.is_dir():
+        raise ConfigError(f"{path} is not a run directory (give the folder that holds checkpoint/)")
 
 
 def _config(args: argparse.Namespace, state: dict[str, Any], path: Path) -> Config:

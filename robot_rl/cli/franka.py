@@ -20,7 +20,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from robot_rl.cli import arm_check
-from robot_rl.errors import DeviceError
+from robot_rl.errors import DeviceError, install_extra
 from robot_rl_drivers.robots.franka.loop import describe_fault
 from robot_rl_drivers.robots.franka.state import pose_from_column_major
 
@@ -62,7 +62,7 @@ def _talk(lib_name: str, ip: str, action: str, stage: Callable[[str], None]) -> 
     try:
         lib = importlib.import_module(lib_name)
     except ImportError as err:
-        raise DeviceError(f"robot-rl franka needs {lib_name}: {err} (pip install robot_rl[real])") from None
+        raise DeviceError(f"robot-rl franka needs {lib_name}: {err} ({install_extra('real')})") from None
     try:
         robot = lib.Robot(ip, lib.RealtimeConfig.kIgnore)
     except Exception as err:  # noqa: BLE001

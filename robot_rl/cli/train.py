@@ -12,14 +12,19 @@ also a W&B run (in ``wandb/`` unless ``train.wandb.dir``). Ends with one JSON li
 Stopping: Ctrl-C (or SIGTERM) finishes the episode in flight, saves a checkpoint and
 exits with 130 (143) and one line saying how to continue; a second Ctrl-C stops at once.
 Either way, and after ``kill -9`` or a power cut too, ``--resume`` continues the run with
-every finished episode (see :mod:`robot_rl.training.trainer`).
+every finished episode (see :mod:`robot_rl.training.trainer`). ``--resume`` of a run that
+already reached ``train.total_env_steps`` says so, with the command that extends it, and
+reports the run's last evaluation and video (from ``evals.jsonl`` and ``videos/``); exit 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import signal
 import threading
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -46,20 +51,54 @@ def run(args: argparse.Namespace) -> int:
         overrides.append("train.progress=false")
     cfg = load_config(resolve_config(args.config), overrides)
     result = _train_stoppable(cfg, resume=args.resume, force=args.force)
-    last = result.evals[-1] if result.evals else {}
+    last = (result.evals[-1] if result.evals else None) or _last_eval(result.run_dir) or {}
+    video = _last_video(result.run_dir, last)
     summary = {"task": cfg.task.name, "run_dir": str(result.run_dir), "env_steps": result.env_steps,
                "updates": result.updates, "episodes": result.episodes, "wall_s": round(result.wall_s, 1),
-               "eval_success_rate": last.get("success_rate"),
+               "eval_success_rate": last.get("success_rate"), "last_eval_env_steps": last.get("env_steps"),
                "success_png": None if result.success_png is None else str(result.success_png),
-               "last_video": str(result.run_dir / last["video"]) if last.get("video") else None}
+               "last_video": None if video is None else str(video), "finished_before": result.finished_before}
+    if result.finished_before:
+        total = cfg.train.total_env_steps
+        print(f"{result.run_dir} is finished at {result.env_steps} env steps (train.total_env_steps={total}); "
+              f"to train it further: --resume --set train.total_env_steps={max(2 * total, result.env_steps + 1)}")
     if last:
-        print(f"{cfg.task.name}: eval success {last['success_rate']:.0%} after {result.env_steps} env steps "
-              f"({result.wall_s:.0f} s); TensorBoard: tensorboard --logdir {result.run_dir / 'tb'}")
+        print(f"{cfg.task.name}: {result.env_steps} env steps ({result.wall_s:.0f} s); last eval at "
+              f"{last['env_steps']} env steps: {last['success_rate']:.0%}; TensorBoard: tensorboard --logdir "
+              f"{result.run_dir / 'tb'}")
     if result.success_png is not None:
         print(f"success curve: {result.success_png}" + (f"; last eval video: {summary['last_video']}"
                                                          if summary["last_video"] else ""))
     print(jsonio.dumps(summary))
     return 0
+
+
+def _last_eval(run_dir: Path) -> dict[str, Any] | None:
+    """The run's last whole evaluation record in ``evals.jsonl`` (a torn last line is skipped)."""
+    from robot_rl.training.metrics import EVALS_FILE
+
+    path = Path(run_dir) / EVALS_FILE
+    if not path.is_file():
+        return None
+    for line in reversed(path.read_text(encoding="utf-8", errors="replace").splitlines()):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("success_rate"), (int, float)) and \
+                isinstance(record.get("env_steps"), int):
+            return record
+    return None
+
+
+def _last_video(run_dir: Path, last: dict[str, Any]) -> Path | None:
+    """The last eval's video if it is on disk, else the newest ``videos/eval_<env steps>.mp4``."""
+    named = Path(run_dir) / last["video"] if isinstance(last.get("video"), str) else None
+    if named is not None and named.is_file():
+        return named
+    videos = [(int(m.group(1)), p) for p in (Path(run_dir) / "videos").glob("eval_*.mp4")
+              if (m := re.fullmatch(r"eval_(\d+)\.mp4", p.name))]
+    return max(videos)[1] if videos else None
 
 
 def _train_stoppable(cfg: Any, *, resume: bool, force: bool) -> Any:

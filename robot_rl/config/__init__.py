@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Union, get_args, get_origin, get_type_hints
 
 from robot_rl.config.agent import AgentConfig, TrainConfig
+from robot_rl.config.base_rl import check_base_rl
 from robot_rl.config.bc import BCConfig
 from robot_rl.config.hardware import UNTYPED_HARDWARE, HardwareLookups, check_hardware
 from robot_rl.config.input import InterventionConfig
 from robot_rl.config.learning import LearningConfig
 from robot_rl.config.loader import (
     ConfigSource,
+    UnknownKeyError,
     apply_overrides,
     build,
     param,
@@ -95,7 +97,13 @@ def build_config(data: dict[str, Any], file: str, task_params: TaskParamsLookup,
     The reset poses are checked once the task's parameters are typed: a task's start
     range is a reset perturbation as well.
     """
-    cfg = build(Config, data, file=file)
+    try:
+        cfg = build(Config, data, file=file)
+    except UnknownKeyError as err:
+        elsewhere = "" if err.hinted else _did_you_mean_elsewhere(err.key)
+        if not elsewhere:
+            raise
+        raise ConfigError(f"{err}{elsewhere}") from None
     try:
         params_cls = task_params(cfg.task.name)
     except ValueError as err:
@@ -108,6 +116,7 @@ def build_config(data: dict[str, Any], file: str, task_params: TaskParamsLookup,
         raise ConfigError(f"{file}: config: {err}") from None
     check_topic_aliasing(cfg, file)
     check_policy_view(cfg, file)
+    check_base_rl(cfg, file)
     return cfg
 
 
@@ -148,7 +157,8 @@ def check_override_keys(overrides: list[str], task_params: TaskParamsLookup, tas
                 names = [f.name for f in dataclasses.fields(tp) if f.init]
                 if part not in names:
                     hint = difflib.get_close_matches(part, names, n=1)
-                    suggestion = f" (did you mean '{'.'.join([*parts[:i], hint[0]])}'?)" if hint else ""
+                    suggestion = (f" (did you mean '{'.'.join([*parts[:i], hint[0]])}'?)" if hint
+                                  else _did_you_mean_elsewhere(key))
                     shown = item if item.isprintable() and len(item) <= 80 else show(item)
                     raise ConfigError(f"{source} {shown}: unknown key '{key}'{suggestion}")
                 tp = get_type_hints(tp)[part]
@@ -157,6 +167,30 @@ def check_override_keys(overrides: list[str], task_params: TaskParamsLookup, tas
                 tp = args[1] if len(args) == 2 else Any
             else:
                 break
+
+
+def config_keys(tp: Any = None, prefix: str = "") -> list[str]:
+    """Every dotted key of :class:`Config` (sections and values); a mapping of sections
+    (``cameras``) contributes its entries' keys as ``cameras.<name>.<key>``."""
+    tp = Config if tp is None else _dataclass_of(tp)
+    keys: list[str] = []
+    if dataclasses.is_dataclass(tp):
+        hints = get_type_hints(tp)
+        for f in dataclasses.fields(tp):
+            if f.init:
+                keys.append(f"{prefix}{f.name}")
+                keys.extend(config_keys(hints[f.name], f"{prefix}{f.name}."))
+    elif get_origin(tp) is dict and len(get_args(tp)) == 2 and dataclasses.is_dataclass(get_args(tp)[1]):
+        keys.extend(config_keys(get_args(tp)[1], f"{prefix}<name>."))
+    return keys
+
+
+def _did_you_mean_elsewhere(key: str) -> str:
+    """`` (did you mean 'train.device'?)`` for an unknown ``agent.device``: the keys of
+    other sections that end in the same name (up to three), or ``""`` when none does."""
+    last = key.rsplit(".", 1)[-1]
+    found = [k for k in config_keys() if k.rsplit(".", 1)[-1] == last and k != key][:3]
+    return f" (did you mean {' or '.join(repr(k) for k in found)}?)" if found else ""
 
 
 def _dataclass_of(tp: Any) -> Any:

@@ -105,6 +105,11 @@ class LearningConfig:
     utd_warn_fraction: float = param(0.8, min=0.01, max=1.0,
                                      doc="learner: an effective UTD below this fraction of train.utd_ratio over a "
                                          "window is a warning (once per window) and shows in progress and status")
+    run_dir: Optional[str] = param(None, doc="learner: where its run goes (replay, checkpoint, logs); null: "
+                                   "<train.run_dir>_learner, apart from robot-rl train's run")
+    refusals_fatal: bool = param(False, doc="learner: peers or batches refused for good (wrong token, other "
+                                 "spaces, malformed batches) make its exit status 1 (robot-rl learner --strict); "
+                                 "by default they are counted and reported and the status stays 0")
 
     def __post_init__(self) -> None:
         if self.reconnect_max_s < self.reconnect_min_s:

@@ -41,6 +41,17 @@ _MISSING = dataclasses.MISSING
 UNBOUNDED_MAGNITUDE = 1e9
 
 
+class UnknownKeyError(ConfigError):
+    """A key its dataclass does not have. ``key`` is its full dotted name and ``hinted``
+    whether the message already suggests a close name, so that the whole config's builder
+    (which knows every section) can add one from another section."""
+
+    def __init__(self, message: str, key: str, hinted: bool) -> None:
+        super().__init__(message)
+        self.key = key
+        self.hinted = hinted
+
+
 class ConfigSource(str):
     """A config file's name that also knows the ``--set`` items applied over the file.
 
@@ -124,7 +135,7 @@ def build(cls: type[T], data: Any, *, file: str, where: str = "") -> T:
             hint = difflib.get_close_matches(str(key), list(fields), n=1)
             suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
             full = join_key(where, key)
-            raise ConfigError(f"{source_of(file, full)}: unknown key '{full}'{suggestion}")
+            raise UnknownKeyError(f"{source_of(file, full)}: unknown key '{full}'{suggestion}", full, bool(hint))
     kwargs: dict[str, Any] = {}
     for name, f in fields.items():
         key = join_key(where, name)
@@ -229,7 +240,7 @@ def _convert(tp: Any, value: Any, *, file: str, where: str, limits: _Limits = _N
 def _convert_union(args: tuple, value: Any, *, file: str, where: str, limits: _Limits) -> Any:
     if value is None and type(None) in args:
         return None
-    errors = []
+    errors: list[ConfigError] = []
     for arg in args:
         if arg is type(None):
             continue
@@ -238,9 +249,10 @@ def _convert_union(args: tuple, value: Any, *, file: str, where: str, limits: _L
         except _BadNumber:
             raise
         except ConfigError as err:
-            errors.append(str(err))
-    raise ConfigError(errors[0] if len(errors) == 1 else
-                      f"{source_of(file, where)}: '{where}' has the wrong type ({_kind(value)})")
+            errors.append(err)
+    if len(errors) == 1:
+        raise errors[0]  # as it is: an UnknownKeyError stays one
+    raise ConfigError(f"{source_of(file, where)}: '{where}' has the wrong type ({_kind(value)})")
 
 
 def _convert_sequence(origin: Any, args: tuple, value: Any, *, file: str, where: str, limits: _Limits) -> Any:

@@ -4,7 +4,7 @@
 actions, reward, intervention, success) to a `rerun <https://rerun.io>`_ viewer, or saves
 it to an ``.rrd`` file that ``rerun <file>`` opens later (see
 :mod:`robot_rl.envs.live_view`). It is off by default and needs the optional rerun-sdk
-(``pip install robot_rl[viz]``). It applies to practice envs (``robot-rl train``,
+(the ``viz`` extra: ``scripts/setup.sh viz``). It applies to practice envs (``robot-rl train``,
 ``robot-rl actor``, the actor node, human demo recording), never to evaluation.
 """
 

@@ -71,8 +71,11 @@ def parse_yaml(text: str, *, source: str, where: str = "", depth: int = 0) -> An
 def apply_overrides(data: dict[str, Any], overrides: list[str], source: str = "--set") -> dict[str, Any]:
     """Apply ``a.b.c=value`` overrides (value parsed as YAML) to a raw config mapping.
 
-    Each value passes the same YAML checks as a config file (:func:`parse_yaml`).
+    Each value passes the same YAML checks as a config file (:func:`parse_yaml`). An item
+    that nests into a key an earlier item set to a value is blamed on that earlier item
+    (``--set train=5`` before ``--run-dir X``'s ``train.run_dir=X``).
     """
+    set_by: dict[str, str] = {}  # dotted key -> the item that set it
     for item in overrides:
         if "=" not in item:
             raise ConfigError(f"{source}: override {show(item)} must look like key.sub=value")
@@ -84,14 +87,20 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], source: str = "-
         key = ".".join(parts)
         value = parse_yaml(raw, source=f"{source} {key}", where=key, depth=len(parts)) if raw.strip() else ""
         node = data
-        for part in parts[:-1]:
+        for depth, part in enumerate(parts[:-1], start=1):
             nxt = node.get(part)
             if nxt is None:
                 nxt = node[part] = {}
             if not isinstance(nxt, dict):
-                raise ConfigError(f"{source}: {'.'.join(parts[:-1])} is not a mapping, cannot set {key}")
+                section = ".".join(parts[:depth])
+                culprit = set_by.get(section)
+                if culprit is not None:  # an earlier item replaced a section by a value: blame that item
+                    raise ConfigError(f"{source} {show(culprit)}: {section} is a section of the config, not a "
+                                      f"value; set a key inside it, e.g. --set {section}.KEY=VALUE")
+                raise ConfigError(f"{source}: {section} is not a mapping, cannot set {key}")
             node = nxt
         node[parts[-1]] = value
+        set_by[key] = item
     return data
 
 

@@ -2,7 +2,8 @@
 
 Envs are assembled in :mod:`robot_rl.assemble`, never here: this package is core, builds
 on no backend and knows no task. The gymnasium ids ``robot_rl/<Task>-v0`` are registered
-by :mod:`robot_rl.assemble` from the task registry (:mod:`robot_rl.tasks`).
+by ``import robot_rl`` from the task registry (:mod:`robot_rl.tasks`) and built by
+:func:`robot_rl.assemble.make_registered_env`.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ read-only: it never changes what the env returns, and a value it cannot log (NaN
 inf, a malformed action) is logged as NaN or skipped, never raised. A viewer that
 fails (the rerun process went away) is switched off with one warning; practice goes on.
 
-rerun-sdk is optional (``pip install robot_rl[viz]``) and imported only here, when a
+rerun-sdk is optional (the ``viz`` extra: ``scripts/setup.sh viz``) and imported only here, when a
 viewer is built.
 """
 
@@ -41,7 +41,7 @@ import numpy as np
 from robot_rl.config.viz import DEFAULT_RRD_NAME, VizConfig
 from robot_rl.envs.robot_env import ACTION_DIMS
 from robot_rl.envs.wrappers import ActiveDims
-from robot_rl.errors import ConfigError
+from robot_rl.errors import ConfigError, install_extra
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def import_rerun() -> Any:
     try:
         import rerun
     except ImportError:
-        raise ConfigError("viz.rerun is on but rerun-sdk is not installed: pip install robot_rl[viz]") from None
+        raise ConfigError(f"viz.rerun is on but rerun-sdk is not installed: {install_extra('viz')}") from None
     return rerun
 
 

@@ -16,21 +16,40 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+_GL_FROM_USER = "MUJOCO_GL" in os.environ  # set in the environment, not robot_rl's default
 os.environ.setdefault("MUJOCO_GL", "egl")
+
+
+def render_fix(backend: str, from_user: bool = _GL_FROM_USER) -> str:
+    """What to do when MuJoCo's renderer cannot start with ``MUJOCO_GL=backend``.
+
+    robot_rl renders offscreen with EGL unless told otherwise; a backend set in the
+    environment that needs a display (glfw) or is unknown is fixed by unsetting it, not by
+    installing EGL. Only EGL and OSMesa failing for themselves need a system package."""
+    install_egl = "apt-get install libegl1 libgl1-mesa-dri (Mesa's EGL)"
+    if backend == "egl":
+        return f"install EGL: {install_egl}; or apt-get install libosmesa6 and set MUJOCO_GL=osmesa"
+    if backend == "osmesa":
+        return ("install OSMesa: apt-get install libosmesa6; or unset MUJOCO_GL to render with EGL "
+                f"(needs {install_egl})")
+    where = "set in your environment" if from_user else "set"
+    return (f"MUJOCO_GL={backend} is {where} and cannot render offscreen here: unset it (unset MUJOCO_GL; "
+            "robot_rl then renders with EGL, no display needed) or set MUJOCO_GL=egl or MUJOCO_GL=osmesa")
+
+
 try:
     import mujoco  # noqa: E402  (MUJOCO_GL must be set before the import)
 except ImportError as _err:
-    from robot_rl.errors import RobotRLError
+    from robot_rl.errors import RobotRLError, install_extra
 
-    raise RobotRLError(f"MuJoCo is not installed ({_err}); install the sim extra: pip install -e '.[sim]'") from None
+    raise RobotRLError(f"MuJoCo is not installed ({_err}); install the sim extra: {install_extra('sim')}") from None
 except Exception as _err:  # noqa: BLE001 - a broken GL backend fails inside mujoco's import
     from robot_rl.errors import RenderError
 
     raise RenderError(
         f"cannot load MuJoCo's renderer backend MUJOCO_GL={os.environ['MUJOCO_GL']} "
         f"({type(_err).__name__}: {str(_err).splitlines()[0] if str(_err) else ''}); "
-        "use MUJOCO_GL=egl with Mesa's EGL (apt-get install libegl1 libgl1-mesa-dri), "
-        "or install libosmesa6 for MUJOCO_GL=osmesa") from None
+        f"{render_fix(os.environ['MUJOCO_GL'])}") from None
 
 from robot_rl.config import Config  # noqa: E402
 from robot_rl.control import ArmState, CartesianAdmittanceController, CartesianImpedanceController  # noqa: E402
@@ -219,9 +238,8 @@ def _make_renderer(model: mujoco.MjModel, width: int, height: int) -> "mujoco.Re
     except Exception as err:  # noqa: BLE001 - any GL failure means the same to the user
         backend = os.environ.get("MUJOCO_GL", "egl")
         raise RenderError(
-            f"cannot start the MuJoCo offscreen renderer (MUJOCO_GL={backend}): {str(err).splitlines()[0]}; "
-            "install Mesa's EGL (apt-get install libegl1 libgl1-mesa-dri) or OSMesa (libosmesa6 with "
-            "MUJOCO_GL=osmesa)") from None
+            f"cannot start the MuJoCo offscreen renderer (MUJOCO_GL={backend}): "
+            f"{str(err).splitlines()[0] if str(err) else type(err).__name__}; {render_fix(backend)}") from None
     renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
     renderer.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 0
     return renderer

@@ -29,8 +29,6 @@ from robot_rl.config.hardware import HardwareLookups
 from robot_rl.config.loader import ConfigSource
 from robot_rl.errors import ConfigError
 from robot_rl.tasks.spec import TaskSpec
-from robot_rl_drivers.cameras import settings_class as _camera_settings
-from robot_rl_drivers.robots import settings_class as _robot_settings
 
 if TYPE_CHECKING:
     from robot_rl.config import Config
@@ -46,6 +44,24 @@ FOLDERS = (
 )
 
 _SPECS: dict[str, TaskSpec] = {}
+
+
+# The registries are asked when a config is loaded, not when this module is: ``import robot_rl``
+# reads this registry (it registers the gymnasium ids), and the registries import robot_rl.
+
+
+def _robot_settings(backend: str) -> type | None:
+    from robot_rl_drivers.robots import settings_class
+
+    return settings_class(backend)
+
+
+def _camera_settings(backend: str) -> type | None:
+    from robot_rl_drivers.cameras import settings_class
+
+    return settings_class(backend)
+
+
 #: The backend registries' settings lookups, for ``robot.hardware`` and ``cameras.<name>.hardware``.
 HARDWARE = HardwareLookups(robot=_robot_settings, camera=_camera_settings)
 

@@ -64,7 +64,7 @@ class TaskSpec:
 
     @property
     def env_id(self) -> str:
-        """The gymnasium id (registered by :mod:`robot_rl.assemble`)."""
+        """The gymnasium id (registered by ``import robot_rl``; its builder is in :mod:`robot_rl.assemble`)."""
         return f"robot_rl/{self.name}-v0"
 
     @property

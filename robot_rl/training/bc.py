@@ -37,6 +37,7 @@ from robot_rl import jsonio
 from robot_rl.agents import resolve_device
 from robot_rl.agents.base_policy import BasePolicyError, check_base
 from robot_rl.agents.bc import REPLAY_SOURCE, BCData, BCNetwork, bc_data, chunk_loss
+from robot_rl.agents.execution import no_cuda
 from robot_rl.agents.policy_check import ActionGuard, EndOnRefusal
 from robot_rl.config import Config, to_dict
 from robot_rl.data.demos import DemoFormatError, DemoWriter, load_demos, read_manifest
@@ -158,7 +159,7 @@ def train_bc(cfg: Config, *, demos: str | None = None, force: bool = False, env_
     if cfg.train.torch_threads:
         torch.set_num_threads(cfg.train.torch_threads)
     if cfg.train.device == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("train.device is 'cuda' but PyTorch sees no CUDA device")
+        raise no_cuda("cuda")
     torch.manual_seed(cfg.seed)
     env = env_fn(cfg, "eval")
     try:
@@ -168,7 +169,7 @@ def train_bc(cfg: Config, *, demos: str | None = None, force: bool = False, env_
         if data is None and (cfg.train.scripted_demos <= 0 or cfg.robot.backend != "sim"):
             raise ConfigError("train-bc has no demos: give --demos DIR (or train.demos); in sim, "
                               "train.scripted_demos > 0 records scripted ones")
-        claim_run_dir(run_dir, _RUN_FILES, force)
+        claim_run_dir(run_dir, _RUN_FILES, force, resumable=False)
         write_run_config(run_dir, cfg)
         if data is None:
             data = _record_scripted(cfg, run_dir, env_fn, obs_space, action_space)

@@ -380,17 +380,89 @@ def _check_state(state: Any, path: Path, hint: str) -> None:
         raise CheckpointError(f"checkpoint {path} holds NaN or inf in '{bad}'{hint}")
 
 
-def claim_run_dir(run_dir: Path, run_files: Iterable[str], force: bool) -> None:
-    """Make ``run_dir`` ready for a fresh run: refuse to mix runs unless ``force``.
+def check_run_dir(run_dir: Path, run_files: Iterable[str], force: bool, *, resumable: bool = True) -> None:
+    """Refuse a fresh run in ``run_dir`` when another run lives there, unless ``force``; nothing is touched.
 
-    Any of ``run_files`` already there means another run lives in it: that is an error
-    naming them (continue it with ``--resume``), or with ``force`` they are removed.
+    A run is a checkpoint or a logged episode (``replay/``). Files that a start refused
+    before either existed (``config.yaml``, ``tb/``, ``demos/``) are no run: the next
+    start reuses the folder. The refusal names ``--run-dir`` first, then ``--resume``
+    (when ``resumable``), then what ``--force`` would delete.
     """
     used = [name for name in run_files if (run_dir / name).exists()]
-    if used and not force:
-        raise RobotRLError(f"run directory {run_dir} already holds a run ({', '.join(used)}); "
-                           "pass --resume to continue it or --force to replace it")
-    for name in used:
+    if force or not used or not holds_run(run_dir):
+        return
+    keep_going = "continue it with --resume, " if resumable else ""
+    raise RobotRLError(f"{run_dir} already holds a run ({describe_run(run_dir)}): choose another folder with "
+                       f"--run-dir DIR, {keep_going}or delete it with --force (removes {_what_force_removes(used)})")
+
+
+def claim_run_dir(run_dir: Path, run_files: Iterable[str], force: bool, *, resumable: bool = True) -> None:
+    """Make ``run_dir`` ready for a fresh run: refuse to mix runs unless ``force``
+    (:func:`check_run_dir`); then remove whatever of ``run_files`` is there (another run's
+    with ``force``, or what a refused start left) and create the folder."""
+    run_files = tuple(run_files)
+    check_run_dir(run_dir, run_files, force, resumable=resumable)
+    for name in run_files:
         path = run_dir / name
-        shutil.rmtree(path) if path.is_dir() else path.unlink()
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
     durable_mkdir(run_dir)
+
+
+def holds_run(run_dir: Path) -> bool:
+    """``run_dir`` holds a checkpoint (under any name a swap gives it) or a logged episode."""
+    if any((run_dir / name).exists() for name in CHECKPOINT_NAMES):
+        return True
+    replay = run_dir / "replay"
+    return replay.is_dir() and any(p.name.startswith("episode_") for p in replay.iterdir())
+
+
+def describe_run(run_dir: Path) -> str:
+    """A few words on the run in ``run_dir`` for a refusal: its checkpoint's env steps and
+    episodes (read from the state file's JSON part, no arrays), else its logged episodes."""
+    replay = run_dir / "replay"
+    logged = sum(1 for p in replay.iterdir() if p.name.startswith("episode_")) if replay.is_dir() else 0
+    directory = _pick(run_dir)
+    if directory is None:
+        return f"no checkpoint yet, {logged} logged episode(s)"
+    try:
+        with zipfile.ZipFile(directory / STATE_FILE) as zf:
+            state = _plain(json.loads(zf.read(TREE + ".json")))
+        if state.get("kind") == "bc":
+            return f"behaviour-cloning checkpoint after {int(state['bc']['steps'])} gradient steps"
+        if state.get("kind") == "learner":
+            steps, episodes = state["received_steps"], state["episodes"]
+        else:
+            steps, episodes = state["learner"]["env_steps"], state["trainer"]["episodes"]
+        return f"checkpoint at {int(steps)} env steps, {int(episodes)} episodes"
+    except Exception:  # noqa: BLE001 - a damaged checkpoint is still a run; say what is certain
+        return f"a checkpoint in {directory.name}/, {logged} logged episode(s)"
+
+
+def _plain(spec: Any) -> Any:
+    """A state tree's JSON part as plain Python, arrays left out (None): enough to read counters."""
+    if isinstance(spec, list):
+        return [_plain(v) for v in spec]
+    if not isinstance(spec, dict):
+        return spec
+    if "dict" in spec:
+        return {_plain(k) if not isinstance(k, dict) else str(k): _plain(v) for k, v in spec["dict"]}
+    if "tuple" in spec:
+        return tuple(_plain(v) for v in spec["tuple"])
+    if "float" in spec:
+        return float(spec["float"])
+    return None
+
+
+#: How a refusal names what ``--force`` would delete, by run file.
+_FORCE_WORDS = (("checkpoint", "its checkpoint"), ("replay", "replay log"), ("videos", "videos"),
+                ("tb", "TensorBoard logs"), ("demos", "recorded demos"), ("evals.jsonl", "evaluations"),
+                ("learner", "learner state"), ("wandb", "W&B files"))
+
+
+def _what_force_removes(used: list[str]) -> str:
+    words = [word for name, word in _FORCE_WORDS if any(u == name or u.startswith(name + ".") for u in used)]
+    words = words or ["its files"]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]

@@ -76,7 +76,8 @@ def plot_success(path: str | Path, series: Mapping[str, Sequence[Run]], *, title
         matplotlib.use("Agg")  # no display; must come before pyplot
         import matplotlib.pyplot as plt
     except ImportError:
-        raise RobotRLError("drawing the success curve needs matplotlib: pip install matplotlib") from None
+        raise RobotRLError("drawing the success curve needs matplotlib, one of robot_rl's requirements: "
+                           "rerun scripts/setup.sh") from None
 
     path = Path(path)
     fig, ax = plt.subplots(figsize=(7, 4), dpi=100)

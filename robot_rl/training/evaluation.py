@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import gymnasium as gym
 import numpy as np
@@ -46,10 +46,16 @@ class EvalResult:
         return {"success_rate": self.success_rate, "return": self.mean_return, "length": self.mean_length}
 
 
-def evaluate(env: gym.Env, policy: Policy, episodes: int, seed: int) -> EvalResult:
+def evaluate(env: gym.Env, policy: Policy, episodes: int, seed: int,
+             stop: Callable[[], bool] | None = None) -> EvalResult:
+    """``episodes`` deterministic episodes seeded ``seed``, ``seed + 1``, ...; ``stop`` is asked
+    before each episode, and a True ends the evaluation early (fewer ``episodes`` in the result),
+    so a caller with a deadline is never held by a whole evaluation."""
     loop = ActorLoop(env, Deterministic(policy))
     stats = []
     for i in range(episodes):
+        if stop is not None and stop():
+            break
         loop.run_episode(seed=seed + i)
         stats.append(loop.last_episode)
     return EvalResult(success_rate=float(np.mean([s.success for s in stats])) if stats else 0.0,

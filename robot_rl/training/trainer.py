@@ -50,19 +50,22 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from robot_rl.agents.execution import no_cuda
 from robot_rl.config import Config, to_dict
 from robot_rl.config.agent import check_agent_env
 from robot_rl.data.demos import DemoWriter, episode_files, load_demos
 from robot_rl.data.recording import make_source, record
 from robot_rl.data.rollout import ActorLoop
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
-from robot_rl.errors import ConfigError, RobotRLError, one_line
+from robot_rl.errors import RobotRLError, one_line
+from robot_rl.training.base_rl import BaseRun
 from robot_rl.training.checkpoint import (
     CHECKPOINT_NAMES,
     CONFIG_FILE,
     REBUILD_HINT,
     STATE_FILE,
     CheckpointError,
+    check_run_dir,
     checkpoint_config,
     checkpoint_exists,
     claim_run_dir,
@@ -113,6 +116,7 @@ class TrainResult:
     evals: list[dict[str, Any]] = field(default_factory=list)
     success_png: Path | None = None  # the success curve, when the run evaluated at all
     practice: dict[str, int] = field(default_factory=dict)  # PracticeTotals.as_dict()
+    finished_before: bool = False  # a resumed run that had already reached train.total_env_steps
 
     def first_step_reaching(self, success_rate: float, unit: str = "env_steps") -> int | None:
         """Env steps (or ``unit="episodes"``) at the first evaluation with at least ``success_rate``."""
@@ -160,7 +164,10 @@ class _TrainingPolicy:
 
 
 def prepare_run_dir(run_dir: Path, resume: bool, force: bool) -> None:
-    """Refuse to mix runs: an existing run needs ``--resume`` (continue) or ``--force`` (replace).
+    """Refuse to mix runs: an existing run needs ``--run-dir`` (another folder), ``--resume``
+    (continue) or ``--force`` (replace). Only checks: nothing is written or removed until
+    the start has passed every check (:meth:`Trainer.__init__` then claims the folder), so a
+    refused start leaves nothing that blocks the corrected one.
 
     A run stopped before its first checkpoint can be resumed too (its ``config.yaml`` is
     written before anything else), from its demos and replay log.
@@ -169,7 +176,7 @@ def prepare_run_dir(run_dir: Path, resume: bool, force: bool) -> None:
         if not checkpoint_exists(run_dir) and not (run_dir / CONFIG_FILE).is_file():
             raise CheckpointError(f"--resume: no checkpoint and no run in {run_dir}; start it without --resume")
         return
-    claim_run_dir(run_dir, _RUN_FILES, force)
+    check_run_dir(run_dir, _RUN_FILES, force)
 
 
 class Trainer:
@@ -189,6 +196,11 @@ class Trainer:
                                                    else (lambda role: default_env_fn(cfg, role)))
         self.source_fn = source_fn or (lambda env, c: make_source("scripted", env, c))
         self.env = self.make_env("train")
+        # agent.base: the base policy is loaded and checked before anything is written; residual RL acts
+        # through its wrapper in the train and eval envs (robot_rl.training.base_rl)
+        self.base_run = BaseRun.open(cfg, self.env, resume=resume, run_dir=self.run_dir)
+        self.env = self.base_run.wrap(self.env, "train")
+        self.make_env = self.base_run.wrapping(self.make_env)
         self.eval_env: gym.Env | None = None
         self.spec = spaces_spec(self.env.observation_space, self.env.action_space)
         self.learner = Learner(cfg.agent, tc, self.env.observation_space, self.env.action_space, seed=cfg.seed)
@@ -203,7 +215,9 @@ class Trainer:
         self._saved_at: int | None = None  # env steps of the last checkpoint this process wrote
         self._warned_no_render = False
         self._rate_mark = (time.perf_counter(), 0)  # (time, env steps) of the last perf/env_steps_per_s
+        demos = None if resume else self._given_demos()  # checked against the spaces before any write
         if not resume:  # first, so that from here on the run can always be resumed
+            claim_run_dir(self.run_dir, _RUN_FILES, force)
             write_run_config(self.run_dir, cfg)
         self.replay = TrainingLog(self.run_dir, self.env.observation_space, self.env.action_space,
                                   task=cfg.task.name, env_config=to_dict(cfg.env))
@@ -211,19 +225,27 @@ class Trainer:
         if resume:
             self._restore()
         else:
-            self._load_demos()
+            self._load_demos(given=demos)
+            self.base_run.start(self.learner.agent)
 
     # --- setup -----------------------------------------------------------------------
 
-    def _load_demos(self, resume: bool = False) -> None:
+    def _given_demos(self) -> list | None:
+        """``train.demos`` read and checked against this run's spaces (None when not set)."""
+        if not self.cfg.train.demos:
+            return None
+        return load_demos(self.cfg.train.demos, self.base_run.obs_space, self.base_run.action_space)
+
+    def _load_demos(self, resume: bool = False, given: list | None = None) -> None:
         """Fill the demo buffer; a resumed run reuses the scripted demos it recorded whole."""
         tc = self.cfg.train
         recorded = self.run_dir / "demos"
         if tc.demos:
-            episodes = load_demos(tc.demos, self.env.observation_space, self.env.action_space)
+            episodes = given if given is not None else load_demos(tc.demos, self.base_run.obs_space,
+                                                                  self.base_run.action_space)
             source = tc.demos
         elif resume and recorded.is_dir() and len(episode_files(recorded)) >= tc.scripted_demos > 0:
-            episodes = load_demos(recorded, self.env.observation_space, self.env.action_space)
+            episodes = load_demos(recorded, self.base_run.obs_space, self.base_run.action_space)
             source = str(recorded)
         elif tc.scripted_demos > 0:
             episodes = self._record_scripted(tc.scripted_demos)
@@ -231,7 +253,7 @@ class Trainer:
         else:
             log.info("training without demos")
             return
-        n = self.learner.add_demos(episodes)
+        n = self.learner.add_demos(self.base_run.demos(episodes))  # residual: with the base's actions
         log.info("demo buffer: %d transitions from %s", n, source)
 
     def _record_scripted(self, count: int) -> list:
@@ -239,13 +261,22 @@ class Trainer:
         env = self.make_env("demos")
         writer = DemoWriter(self.run_dir / "demos", env.observation_space, env.action_space,
                             task=self.cfg.task.name, source="scripted", env_config=to_dict(self.cfg.env), force=True)
-        summary = record(env, self.source_fn(env, self.cfg), writer, count, seed=self.cfg.seed + 1_000_000)
+        log.info("recording %d scripted demos into %s (a few seconds each) before training starts", count,
+                 writer.directory)
+        every = max(1, count // 4)  # a line every quarter: the wait is seen to move, the log stays short
+
+        def saved_so_far(saved: int, success: bool, length: int) -> None:
+            if success and (saved % every == 0 or saved == count):
+                log.info("recording %d scripted demos: %d/%d", count, saved, count)
+
+        summary = record(env, self.source_fn(env, self.cfg), writer, count, seed=self.cfg.seed + 1_000_000,
+                         on_episode=saved_so_far)
         env.close()
         if summary.saved < count:
             raise RobotRLError(f"the scripted expert succeeded in only {summary.saved} of {summary.attempted} "
                                f"episodes; cannot record {count} demos")
         log.info("recorded %d scripted demos (%d attempts) in %s", summary.saved, summary.attempted, writer.directory)
-        return load_demos(writer.directory, self.env.observation_space, self.env.action_space)
+        return load_demos(writer.directory, self.base_run.obs_space, self.base_run.action_space)
 
     # --- checkpoints -----------------------------------------------------------------
 
@@ -254,6 +285,7 @@ class Trainer:
         buffers = {"online": learner_state.pop("online"), "demo": learner_state.pop("demo")}
         state = {
             "kind": "train", "config": checkpoint_config(self.cfg), "spaces": self.spec,
+            **self.base_run.checkpoint_entry(),  # agent.base: its source, and what a resume checks it by
             "agent": learner_state.pop("agent"), "learner": learner_state,
             "actor": self.actor.state_dict(), "global_rng": global_rng_state(),
             "act_generator": self.act_generator.get_state(), "random_rng": self.random_rng.bit_generator.state,
@@ -278,6 +310,7 @@ class Trainer:
             log.warning("%s has no checkpoint: rebuilding the run from its config, demos and replay log",
                         self.run_dir)
             self._load_demos(resume=True)
+            self.base_run.start(self.learner.agent)
             logged = 0
         held = self._replay_tail(logged)
         log.info("resumed %s at %d env steps (%d from the replay log), %d updates", self.run_dir,
@@ -296,6 +329,7 @@ class Trainer:
         mismatch = spec_mismatch(state.get("spaces", {}), self.spec)
         if mismatch:
             raise CheckpointError(f"{where} was made for other spaces: {mismatch}")
+        self.base_run.check_resume(state.get("base"), where)
         try:
             logged = self._apply_state(state, buffers)
         except (KeyError, IndexError, TypeError, ValueError, RuntimeError, AttributeError) as err:
@@ -410,6 +444,7 @@ class Trainer:
         self._rate_mark = (start, learner.env_steps)
         stop = False
         curve: Path | None = None
+        finished_before = not actor.in_episode and learner.env_steps >= tc.total_env_steps
         pbar = _progress(tc.total_env_steps, learner.env_steps, enabled=tc.progress)
         last_eval: dict[str, Any] | None = None
         try:
@@ -454,7 +489,7 @@ class Trainer:
                                   "same command and --resume", request.signum)
         return TrainResult(run_dir=self.run_dir, env_steps=learner.env_steps, updates=learner.updates_done,
                            episodes=self.episodes, wall_s=time.perf_counter() - start, evals=list(metrics.evals),
-                           success_png=curve, practice=self.practice.as_dict())
+                           success_png=curve, practice=self.practice.as_dict(), finished_before=finished_before)
 
     def _log_meta(self) -> dict[str, Any]:
         """What a resumed run needs of a logged episode besides its steps: the actor's state after it."""
@@ -521,7 +556,7 @@ def train(cfg: Config, *, resume: bool = False, force: bool = False, env_fn: Env
 
         require_wandb()
     if cfg.train.device == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("train.device is 'cuda' but PyTorch sees no CUDA device")
+        raise no_cuda("cuda")
     trainer = Trainer(cfg, resume=resume, force=force, env_fn=env_fn, source_fn=source_fn, tensorboard=tensorboard)
     try:
         return trainer.run()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from robot_rl.config.agent import WandbConfig
-from robot_rl.errors import ConfigError, one_line
+from robot_rl.errors import ConfigError, install_extra, one_line
 
 STEP_KEY = "env_steps"
 
@@ -30,7 +30,7 @@ def require_wandb() -> Any:
         import wandb
     except ImportError:
         raise ConfigError("train.wandb.enabled is true but the wandb package is not installed: "
-                          "pip install robot_rl[wandb]") from None
+                          f"{install_extra('wandb')}") from None
     return wandb
 
 

@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from robot_rl.config.input import InterventionConfig, KeyboardConfig, normalize_key_name
-from robot_rl.errors import DeviceError
+from robot_rl.errors import DeviceError, install_extra
 from robot_rl.interfaces import InputCommand, InputDevice
 
 from .commands import AxisMap, CommandBuilder
@@ -115,7 +115,7 @@ def import_pynput_keyboard() -> Any:
     except ImportError as err:
         cause = str(err).splitlines()[0] if str(err) else type(err).__name__
         if "pynput" in cause and "No module named" in cause:
-            raise DeviceError("keyboard input needs the pynput package: pip install 'robot_rl[real]'") from None
+            raise DeviceError(f"keyboard input needs the pynput package: {install_extra('real')}") from None
         refused = re.search(r"failed to acquire X connection: (.*?)['\"],", cause)
         if refused:
             raise DeviceError(f"keyboard input cannot connect to the X display "

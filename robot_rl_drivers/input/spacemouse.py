@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import Any
 
 from robot_rl.config.input import InterventionConfig, SpaceMouseConfig
-from robot_rl.errors import DeviceError
+from robot_rl.errors import DeviceError, install_extra
 from robot_rl.interfaces import InputCommand
 
 from .commands import AxisMap, CommandBuilder, apply_deadband
@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 UDEV_RULE_FILE = "/etc/udev/rules.d/99-spacemouse.rules"
 UDEV_HINT = f"install the udev rule {UDEV_RULE_FILE} (see README, 'SpaceMouse'), then replug the device"
-INSTALL_HINT = "pip install 'robot_rl[real]' (the hidapi package)"
+INSTALL_HINT = f"{install_extra('real')} (the hidapi package)"
 
 LOGITECH = 0x046D
 THREEDCONNEXION = 0x256F

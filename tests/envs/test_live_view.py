@@ -203,13 +203,13 @@ def test_missing_rerun_sdk_is_one_line_naming_the_extra(monkeypatch, tmp_path, c
 
     monkeypatch.setitem(sys.modules, "rerun", None)  # import rerun raises ImportError
     cfg = load_config("configs/pick_cube.yaml", ["viz.rerun=file", f"viz.rrd_path={tmp_path / 'x.rrd'}"])
-    with pytest.raises(ConfigError, match=r"rerun-sdk is not installed: pip install robot_rl\[viz\]$"):
+    with pytest.raises(ConfigError, match=r"rerun-sdk is not installed: scripts/setup.sh viz, from the checkout$"):
         make_actor_env(cfg, human=False)
     # through the command line: one line, exit 2, before any training
     assert main(["train", "--config", "pick_cube", "--run-dir", str(tmp_path / "run"), "--no-progress",
                  "--set", "viz.rerun=file", "--set", "train.scripted_demos=0"]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert err == ["robot-rl: viz.rerun is on but rerun-sdk is not installed: pip install robot_rl[viz]"]
+    assert err == ["robot-rl: viz.rerun is on but rerun-sdk is not installed: scripts/setup.sh viz, from the checkout"]
     assert not (tmp_path / "run" / "live_view.rrd").exists()
 
 

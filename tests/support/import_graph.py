@@ -50,9 +50,16 @@ def imports_of(path: Path) -> set[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
                 base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
+            if not (base in SOURCES and all(_is_module(base, alias.name) for alias in node.names)):
+                found.add(base)  # "from robot_rl import jsonio" needs jsonio, not what robot_rl/__init__.py imports
             found.update(f"{base}.{alias.name}" for alias in node.names)  # "from pkg import module"
     return found
+
+
+def _is_module(top: str, name: str) -> bool:
+    """Whether ``name`` is a module or package directly under the top-level package ``top``."""
+    folder = SOURCES[top]
+    return (folder / f"{name}.py").is_file() or (folder / name / "__init__.py").is_file()
 
 
 def source_files() -> list[Path]:

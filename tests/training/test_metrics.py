@@ -122,7 +122,7 @@ def test_a_missing_wandb_package_is_one_config_error_naming_the_extra(monkeypatc
     cfg = load_config(CONFIG, ["train.wandb.enabled=true"])
     with pytest.raises(ConfigError) as err:
         MetricsLog(tmp_path, tensorboard=False, config=cfg)
-    assert "pip install robot_rl[wandb]" in str(err.value) and "\n" not in str(err.value)
+    assert "scripts/setup.sh wandb" in str(err.value) and "\n" not in str(err.value)
 
 
 @pytest.mark.parametrize("override, fragment", [

@@ -117,7 +117,8 @@ def test_an_existing_run_needs_resume_or_force(tmp_path, make_trainer):
     with pytest.raises(CheckpointError, match="no checkpoint"):
         make_trainer(make_cfg(tmp_path / "empty", 50), resume=True)
     make_trainer(make_cfg(tmp_path / "run", 50)).run()
-    with pytest.raises(RobotRLError, match="--resume to continue it or --force to replace it"):
+    with pytest.raises(RobotRLError, match=r"choose another folder with --run-dir DIR, continue it with --resume, "
+                       r"or delete it with --force \(removes its checkpoint, replay log"):
         make_trainer(make_cfg(tmp_path / "run", 50))
     fresh = make_trainer(make_cfg(tmp_path / "run", 50), force=True)
     assert fresh.learner.env_steps == 0

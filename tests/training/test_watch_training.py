@@ -161,7 +161,7 @@ def test_wandb_on_without_the_package_is_one_line_and_touches_no_run_dir(tmp_pat
     run = tmp_path / "run"
     code = main(["train", "--config", CONFIG, "--run-dir", str(run), "--set", "train.wandb.enabled=true", *SMALL])
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert code == 2 and len(err) == 1 and "pip install robot_rl[wandb]" in err[0]
+    assert code == 2 and len(err) == 1 and "scripts/setup.sh wandb" in err[0]
     assert not run.exists()
 
 

@@ -100,9 +100,11 @@ class BagWriter:
         try:
             from mcap.writer import CompressionType, Writer
         except ImportError:
-            raise BagError("writing a bag needs the 'mcap' package: pip install 'mcap>=1.6'") from None
+            raise BagError("writing a bag needs the 'mcap' package, one of robot_rl's requirements: "
+                           "rerun scripts/setup.sh") from None
         if not hasattr(Writer, "flush"):  # the bounded crash loss needs a chunk ended on demand
-            raise BagError("writing a bag needs mcap >= 1.6 (Writer.flush): pip install -U mcap")
+            raise BagError("writing a bag needs mcap >= 1.6 (Writer.flush): rerun scripts/setup.sh "
+                           "(it installs the tested version)")
         if compression not in COMPRESSIONS:
             raise ValueError(f"compression {compression!r} is not one of {', '.join(COMPRESSIONS)}")
         self.path = Path(path)

@@ -24,6 +24,12 @@ A sim env does not mind pausing between steps, and this keeps actors from runnin
 of a slow learner, so how much the policy lags behind the data no longer depends on the
 machine's speed (as in single-process training). A robot never waits: leave it 0. While
 the learner is away the actor does not wait either.
+
+An actor that has never reached its learner says so once, :data:`NOTICE_AFTER_S` after it
+started, naming what to start. ``robot-rl actor`` (``count_only_connected``) does not count
+the steps it takes before the learner first answers toward ``--max-steps`` or
+``--max-episodes`` (they are random actions no learner has seen yet), and gives up after
+``--connect-timeout`` seconds without a learner, with one line saying what to start.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from robot_rl.training.remote.spaces import EnvSpaces
 log = logging.getLogger(__name__)
 
 EnvFn = Callable[[Config], gym.Env]
+NOTICE_AFTER_S = 2.0  # an actor that has not reached its learner this long after its start says so, once
 
 
 def _sim_env(cfg: Config) -> gym.Env:
@@ -112,9 +119,17 @@ class ActorProcess:
         self._stop = True
 
     def run(self, *, max_steps: int | None = None, max_episodes: int | None = None,
-            flush_timeout: float = 30.0) -> dict[str, Any]:
-        """Act until stopped or a limit is reached (always at an episode end)."""
+            flush_timeout: float = 30.0, count_only_connected: bool = False,
+            connect_timeout_s: float | None = None) -> dict[str, Any]:
+        """Act until stopped or a limit is reached (always at an episode end).
+
+        ``count_only_connected``: steps and episodes count toward the limits only once the
+        learner has answered; ``connect_timeout_s``: stop (at the episode end) when it has not
+        answered this long after the start."""
         cfg = self.cfg.learning
+        started = time.monotonic()
+        counted_steps = counted_episodes = 0
+        noticed = gave_up = False
         period = 1.0 / cfg.actor_max_hz if cfg.actor_max_hz > 0 else 0.0
         self.client.start()
         log.info("actor %s: %s, learner %s", self.actor_id, self.cfg.task.name, self.client.target)
@@ -135,14 +150,27 @@ class ActorProcess:
                 self.steps_on_version += 1
                 self.client.submit(step)
                 self.steps += 1
+                reached = self.client.connects > 0
+                counts = reached or not count_only_connected
+                counted_steps += counts
                 if self.loop.last_episode is not None:
                     self.finished.append(self.loop.last_episode)
                     self.episodes += 1
+                    counted_episodes += counts
                     self.successes += int(self.loop.last_episode.success)
-                    if self._stop or (max_steps is not None and self.steps >= max_steps) or \
-                            (max_episodes is not None and self.episodes >= max_episodes):
+                    if self._stop or (max_steps is not None and counted_steps >= max_steps) or \
+                            (max_episodes is not None and counted_episodes >= max_episodes):
                         break
                 now = time.monotonic()
+                if not reached:
+                    if not noticed and now - started >= NOTICE_AFTER_S:
+                        noticed = True
+                        self._notice_no_learner(count_only_connected)
+                    if connect_timeout_s and not gave_up and now - started >= connect_timeout_s:
+                        gave_up = True
+                        self._stop = True  # ends at this episode's end
+                        log.warning("actor %s: no learner answered at %s in %.0f s; stopping", self.actor_id,
+                                    self.client.target, connect_timeout_s)
                 if now - last_log >= cfg.log_every_s:
                     self._log_progress()
                     last_log = now
@@ -160,6 +188,15 @@ class ActorProcess:
         summary["flushed"] = flushed
         return summary
 
+    def _notice_no_learner(self, count_only_connected: bool) -> None:
+        """Once: the learner has not answered yet, why, and what to start."""
+        why = _why(self.client.last_error, False)
+        counting = ("; these steps take random actions and do not count toward --max-steps or --max-episodes"
+                    if count_only_connected else "")
+        log.warning("actor %s: no learner answers at %s yet (%s): start one with robot-rl learner --config "
+                    "<the same config> (same token), or point the actor at it (--learner HOST:PORT)%s",
+                    self.actor_id, self.client.target, why, counting)
+
     def unsent_problem(self, summary: dict[str, Any]) -> str | None:
         """One line saying which steps never reached the learner and why, or None when all did."""
         if summary.get("flushed", True) and not summary["queued_steps"]:
@@ -167,7 +204,10 @@ class ActorProcess:
         left = summary["queued_steps"]
         reached = self.client.connects > 0
         what = "were never acknowledged by" if reached else "never reached"
-        return f"{left} steps {what} the learner at {self.client.target} ({_why(self.client.last_error, reached)})"
+        todo = "" if reached else ("; start robot-rl learner --config <the same config> first (same token), or "
+                                   "point --learner HOST:PORT at a running one")
+        return (f"{left} steps {what} the learner at {self.client.target} "
+                f"({_why(self.client.last_error, reached)}){todo}")
 
     def _swap_weights(self) -> None:
         weights = self.client.take_weights()

@@ -71,6 +71,7 @@ from robot_rl.training.checkpoint import (
     CONFIG_FILE,
     REBUILD_HINT,
     CheckpointError,
+    check_run_dir,
     checkpoint_config,
     checkpoint_file,
     claim_run_dir,
@@ -97,6 +98,16 @@ log = logging.getLogger(__name__)
 EnvFn = Callable[[Config], gym.Env]
 MAX_ACTORS_SHOWN = 4  # per-actor figures in the progress display; the rest are counted
 RUN_FILES = ("learner", *CHECKPOINT_NAMES, REPLAY_DIR, "demos", CONFIG_FILE, "tb", EVALS_FILE)
+
+
+#: Seconds past ``--max-seconds`` the last evaluation may take; one expected to take longer is skipped.
+FINAL_EVAL_GRACE_S = 5.0
+
+
+def learner_run_dir(cfg: Config) -> Path:
+    """Where ``robot-rl learner`` keeps its run: ``learning.run_dir``, else ``<train.run_dir>_learner``,
+    so that a learner run never collides with the ``robot-rl train`` run of the same config."""
+    return Path(cfg.learning.run_dir) if cfg.learning.run_dir else Path(f"{cfg.train.run_dir.rstrip('/')}_learner")
 
 
 def sim_env(cfg: Config) -> gym.Env:
@@ -150,6 +161,10 @@ class LearnerProcess:
             env.close()
         self.spec = spaces_spec(self.obs_space, self.action_space)
         self.learner = Learner(cfg.agent, tc, self.obs_space, self.action_space, seed=cfg.seed)
+        given = None
+        if not resume:  # every check passed (spaces, demos): only now is the folder claimed and written
+            given = self._given_demos()
+            claim_run_dir(self.run_dir, RUN_FILES, force)
         self.replay = EpisodeLog(self.run_dir / REPLAY_DIR, self.obs_space, self.action_space,
                                  task=cfg.task.name, env_config=to_dict(cfg.env))
         self.replay.auto_bound = tc  # each episode written is followed by a prune to train.replay_log
@@ -163,6 +178,8 @@ class LearnerProcess:
         self._stop = threading.Event()
         self._received_at_push = 0
         self._next_eval = tc.eval_every if tc.eval_every else None
+        self._deadline: float | None = None  # monotonic time --max-seconds ends the run (run())
+        self._eval_s = 0.0  # how long the last whole evaluation took
         if resume:
             self._check_resume()
             if self.state_dir.is_dir():
@@ -170,7 +187,7 @@ class LearnerProcess:
         else:
             self.state_dir.mkdir(parents=True, exist_ok=True)
             write_run_config(self.run_dir, cfg)
-        self._load_demos(resume)
+        self._load_demos(resume, given=given)
         if resume:
             self._restore()
         self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard, config=cfg)
@@ -192,10 +209,15 @@ class LearnerProcess:
             if diff:
                 raise RobotRLError(f"--resume: {self.run_dir} was started with another config: {diff}")
 
-    def _load_demos(self, resume: bool) -> None:
+    def _given_demos(self) -> list | None:
+        """``train.demos`` read and checked against the spaces (None when not set)."""
+        return load_demos(self.cfg.train.demos, self.obs_space, self.action_space) if self.cfg.train.demos else None
+
+    def _load_demos(self, resume: bool, given: list | None = None) -> None:
         tc = self.cfg.train
         if tc.demos:
-            episodes, source = load_demos(tc.demos, self.obs_space, self.action_space), tc.demos
+            episodes = given if given is not None else load_demos(tc.demos, self.obs_space, self.action_space)
+            source = tc.demos
         elif tc.scripted_demos > 0:
             directory = self.run_dir / "demos"
             if not (resume and directory.is_dir() and len(episode_files(directory)) >= tc.scripted_demos):
@@ -318,13 +340,21 @@ class LearnerProcess:
         self._stop.set()
 
     def run(self, *, max_updates: int | None = None, max_seconds: float | None = None,
-            host: str | None = None, port: int | None = None) -> dict[str, Any]:
-        """Serve and train until stopped, ``train.total_env_steps`` received, or a limit."""
+            host: str | None = None, port: int | None = None, started: float | None = None) -> dict[str, Any]:
+        """Serve and train until stopped, ``train.total_env_steps`` received, or a limit.
+
+        ``max_seconds`` counts from ``started`` (a ``time.monotonic()`` reading: the CLI gives
+        the command's start, so recording demos counts) or from now. The run then ends within
+        a few seconds of it: update bursts stop at the deadline, an evaluation the deadline
+        overtakes is cut short and not recorded, and the last one is skipped when the one
+        before it took longer than :data:`FINAL_EVAL_GRACE_S`."""
         tc, lc = self.cfg.train, self.cfg.learning
         learner = self.learner
         bound = self.server.start(host=host, port=port)
         durable_write_text(self.state_dir / "port", f"{bound}\n")
         start = time.monotonic()
+        if max_seconds is not None:
+            self._deadline = (start if started is None else started) + max_seconds
         self._publish()
         progress = Progress("learner", total=tc.total_env_steps, unit="env step", enabled=tc.progress,
                             every_s=lc.log_every_s, initial=self.received_steps)
@@ -341,6 +371,8 @@ class LearnerProcess:
                 if max_updates is not None:
                     due = min(due, max_updates - learner.updates_done)
                 for _ in range(min(due, 10)):  # small chunks: stay responsive to pushes and new data
+                    if self._past_deadline():
+                        break
                     learner.update()
                 now = time.monotonic()
                 new_updates = learner.updates_done - last_push
@@ -372,7 +404,7 @@ class LearnerProcess:
                     progress.show(self.received_steps, self.progress_fields())
                 if max_updates is not None and learner.updates_done >= max_updates:
                     break
-                if max_seconds is not None and now - start >= max_seconds:
+                if self._past_deadline():
                     break
                 if self.received_steps >= tc.total_env_steps and self._budget_done():
                     log.info("received train.total_env_steps=%d steps and trained on them; stopping",
@@ -383,7 +415,12 @@ class LearnerProcess:
                     break
             if self.eval_env is not None and tc.eval_episodes and \
                     (not self.evals or self.evals[-1]["updates"] != learner.updates_done):
-                self.evaluate()  # where the run ended
+                if self._deadline is not None and time.monotonic() + self._eval_s > \
+                        self._deadline + FINAL_EVAL_GRACE_S:
+                    log.info("no evaluation where the run ended: the last one took %.0f s, past --max-seconds",
+                             self._eval_s)
+                else:
+                    self.evaluate(grace_s=FINAL_EVAL_GRACE_S)  # where the run ended
         finally:
             if learner.updates_done != last_push:
                 self._publish()
@@ -425,13 +462,26 @@ class LearnerProcess:
         self.weight_version = self.server.publish_weights(weights, learner_updates=updates)
         _write_json(self.state_dir / "state.json", {"weight_version": self.weight_version, "updates": updates})
 
-    def evaluate(self, grid: int | None = None) -> dict[str, Any]:
-        """Evaluate the current policy; ``grid``: the grid point (env steps) this evaluation stands for."""
+    def _past_deadline(self, grace_s: float = 0.0) -> bool:
+        return self._deadline is not None and time.monotonic() >= self._deadline + grace_s
+
+    def evaluate(self, grid: int | None = None, grace_s: float = 0.0) -> dict[str, Any] | None:
+        """Evaluate the current policy; ``grid``: the grid point (env steps) this evaluation stands for.
+
+        One that ``--max-seconds`` (plus ``grace_s``) overtakes ends early and is not recorded
+        (a rate over fewer episodes would not compare with the others): None."""
         from robot_rl.training.evaluation import evaluate
 
         tc = self.cfg.train
         steps = self.received_steps  # data keeps arriving while the evaluation runs
-        result = evaluate(self.eval_env, self.learner.agent.policy, tc.eval_episodes, tc.eval_seed)
+        began = time.monotonic()
+        result = evaluate(self.eval_env, self.learner.agent.policy, tc.eval_episodes, tc.eval_seed,
+                          stop=lambda: self._past_deadline(grace_s))
+        if result.episodes < tc.eval_episodes:
+            log.info("evaluation at %d env steps cut short by --max-seconds after %d of %d episodes; not recorded",
+                     steps, result.episodes, tc.eval_episodes)
+            return None
+        self._eval_s = time.monotonic() - began
         record = {"env_steps": steps, "grid_steps": grid, "updates": self.learner.updates_done,
                   "weight_version": self.weight_version, **result.as_dict()}
         self.evals.append(record)
@@ -506,28 +556,45 @@ RETRIED_REFUSALS = frozenset({"out_of_order", "not_registered", "busy", "actors_
                               "body_timeout", "waiting_full", "id_held"})
 
 
-def ending_problem(summary: dict[str, Any], run_dir: Path) -> str | None:
-    """One line saying what went wrong in a learner's run (steps it could not store, peers or
-    batches it refused for good), or None for a clean run. The CLI exits non-zero on it."""
+def refused_for_good(summary: dict[str, Any]) -> dict[str, int]:
+    """The refusals by cause that turned a peer or its batches away for good (not healed by retrying)."""
     refused = summary.get("refused", {})
+    return {c: n for c, n in sorted(refused.items()) if c not in RETRIED_REFUSALS and c != "store_failed" and n}
+
+
+def refusals_line(summary: dict[str, Any]) -> str | None:
+    """``refused 3 call(s) or batch(es) from peers (3 unauthenticated)``, or None when there were none."""
+    turned_away = refused_for_good(summary)
+    if not turned_away:
+        return None
+    causes = ", ".join(f"{n} {cause}" for cause, n in turned_away.items())
+    return f"refused {sum(turned_away.values())} call(s) or batch(es) from peers ({causes})"
+
+
+def ending_problem(summary: dict[str, Any], run_dir: Path, refusals_fatal: bool = False) -> str | None:
+    """One line saying how the learner's own run failed (steps it could not store), or None
+    for a healthy run; the CLI exits non-zero on it. Peers it turned away (a wrong token,
+    other spaces, malformed batches) are a stranger's failure, not the run's: they are
+    counted and reported (:func:`refusals_line`) and fail the run only with ``refusals_fatal``
+    (``learning.refusals_fatal``, ``robot-rl learner --strict``)."""
     problems = []
-    failed = refused.get("store_failed", 0)
+    failed = summary.get("refused", {}).get("store_failed", 0)
     if failed:
         problems.append(f"could not write {failed} batch(es) of actor steps to {run_dir / REPLAY_DIR} "
                         "(the actors were told to resend them)")
-    turned_away = {c: n for c, n in sorted(refused.items()) if c not in RETRIED_REFUSALS and c != "store_failed"}
-    if turned_away:
-        causes = ", ".join(f"{n} {cause}" for cause, n in turned_away.items())
-        problems.append(f"refused {sum(turned_away.values())} call(s) or batch(es) from peers ({causes})")
+    refusals = refusals_line(summary)
+    if refusals and refusals_fatal:
+        problems.append(refusals)
     return "; ".join(problems) + "; see the log for peers and reasons" if problems else None
 
 
 def _prepare_run_dir(run_dir: Path, resume: bool, force: bool) -> None:
+    """Checks only: the folder is claimed once the start has passed every check."""
     if resume:
         if not (run_dir / REPLAY_DIR).is_dir() and not (run_dir / "learner").is_dir():
             raise RobotRLError(f"--resume: {run_dir} holds no learner run")
         return
-    claim_run_dir(run_dir, RUN_FILES, force)
+    check_run_dir(run_dir, RUN_FILES, force)
 
 
 def _write_json(path: Path, data: Any) -> None:

@@ -30,7 +30,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from robot_rl.config.sections import CameraConfig
-from robot_rl.errors import DeviceError
+from robot_rl.errors import DeviceError, install_extra
 from robot_rl.interfaces import Camera, Frame
 from robot_rl_drivers.cameras.grabber import FrameGrabber
 from robot_rl_drivers.cameras.realsense.settings import RealSenseSettings
@@ -44,7 +44,7 @@ def import_pyrealsense2() -> Any:
         import pyrealsense2 as rs
     except ImportError as err:
         hint = (" (apt-get install libusb-1.0-0)" if "libusb" in str(err)
-                else " (pip install pyrealsense2, or pip install robot_rl[real])")
+                else f" ({install_extra('real')})")
         raise DeviceError(f"the realsense camera backend needs pyrealsense2: {err}{hint}") from None
     return rs
 

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from robot_rl.control import CartesianImpedanceController
+from robot_rl.errors import install_extra
 from robot_rl_drivers.robots.franka.settings import FrankaHardwareConfig
 from robot_rl_drivers.robots.franka.state import arm_state
 from robot_rl_drivers.robots.loop_process import LoopArgs, LoopSessions, begin_process, gc_paused, serve
@@ -189,7 +190,7 @@ def loop_process_main(args: LoopArgs[FrankaHardwareConfig], conn: Any) -> None:
     try:
         lib = importlib.import_module(args.lib)
     except ImportError as err:
-        conn.send(("error", f"the franka torque backend needs {args.lib}: {err} (pip install robot_rl[real])"))
+        conn.send(("error", f"the franka torque backend needs {args.lib}: {err} ({install_extra('real')})"))
         return
     configure_realtime(args.hw.loop, "torque loop", log)
     try:

@@ -62,7 +62,7 @@ import numpy as np
 
 from robot_rl.control import CartesianAdmittanceController, TcpState
 from robot_rl.control.admittance import AdmittanceOutput
-from robot_rl.errors import one_line
+from robot_rl.errors import install_extra, one_line
 from robot_rl_drivers.robots.loop_process import LoopArgs, LoopSessions, begin_process, gc_paused, serve
 from robot_rl_drivers.robots.shared import Layout, configure_realtime
 from robot_rl_drivers.robots.ur import faults as ur_faults
@@ -71,7 +71,7 @@ from robot_rl_drivers.robots.ur.state import UNREADABLE, Reading, code, read, ur
 
 log = logging.getLogger("robot_rl_drivers.robots.ur.loop")
 
-EXTRA = "pip install robot_rl[ur]"
+EXTRA = install_extra("ur")
 
 STATE = Layout(stamp=1, robot_time=1, pos=3, quat=4, twist=6, wrench=6, q=6, dq=6, target_pos=3, target_quat=4,
                ref_pos=3, ref_quat=4, holding=1, session=1, cycle=1, safety_mode=1, robot_mode=1)

@@ -200,7 +200,7 @@ def xvfb_display():
     if missing:
         pytest.skip(f"{' and '.join(missing)} not installed (apt-get install xvfb xdotool)")
     if importlib.util.find_spec("pynput") is None:  # importing it needs a display, so only look
-        pytest.skip("pynput not installed (pip install 'robot_rl[real]')")
+        pytest.skip("pynput not installed (scripts/setup.sh real)")
     read_fd, write_fd = os.pipe()
     proc = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-nolisten", "tcp", "-screen", "0", "640x480x24"],
                             pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -288,7 +288,7 @@ def test_missing_hidapi_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "hidraw", None)
     with pytest.raises(DeviceError) as err:
         import_hid("auto")
-    assert "pip install 'robot_rl[real]'" in str(err.value) and "\n" not in str(err.value)
+    assert "scripts/setup.sh real" in str(err.value) and "\n" not in str(err.value)
 
 
 def test_a_foreign_hid_module_is_named(monkeypatch):

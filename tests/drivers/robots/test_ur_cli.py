@@ -102,4 +102,4 @@ def test_a_missing_ur_rtde_names_the_extra(capsys):
     assert main(["ur", "check", "--ip", IP, *ANSWERS]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("robot-rl: the UR backend needs ur_rtde: No module named") and err.endswith(
-        "(pip install robot_rl[ur])")
+        "(scripts/setup.sh ur, from the checkout)")

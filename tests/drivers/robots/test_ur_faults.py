@@ -196,7 +196,7 @@ def test_a_missing_ur_rtde_names_the_extra(tmp_path, monkeypatch):
     with pytest.raises(DeviceError) as err:
         URRobot(ur_robot_config(), ur_hardware())
     assert str(err.value).startswith("the UR backend needs ur_rtde: No module named")
-    assert str(err.value).endswith("(pip install robot_rl[ur])")
+    assert str(err.value).endswith("(scripts/setup.sh ur, from the checkout)")
 
 
 # --------------------------------------------------------------------------- the force-torque sensor

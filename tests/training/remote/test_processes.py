@@ -255,7 +255,8 @@ def test_actor_command_fails_when_its_steps_never_reach_the_learner():
         port = sock.getsockname()[1]
     done = subprocess.run(
         [sys.executable, "-m", "robot_rl.cli", "actor", "--config", CONFIG, "--learner", f"127.0.0.1:{port}",
-         "--max-episodes", "1", "--flush-timeout", "0.5", "--set", "learning.reconnect_min_s=0.05",
+         "--max-episodes", "1", "--connect-timeout", "3", "--flush-timeout", "0.5",
+         "--set", "learning.reconnect_min_s=0.05",
          "--set", "learning.reconnect_max_s=0.2", "--set", "learning.actor_max_hz=0"],
         capture_output=True, text=True, timeout=180, env={**os.environ, "ROBOT_RL_TOKEN": TOKEN})
     assert done.returncode == 1, done.stderr[-2000:]

@@ -1,6 +1,7 @@
 """Progress of ``robot-rl learner`` and ``robot-rl actor`` on stderr, and honest exit codes:
-a learner that turned a peer away, or could not store what actors sent, exits 1 with one
-``robot-rl: learner: ...`` line (its actor counterpart is in test_processes.py).
+a learner that could not store what actors sent exits 1 with one ``robot-rl: learner: ...``
+line (its actor counterpart is in test_processes.py); one that turned a stranger away
+exits 0 and reports it (``--strict`` makes that fatal: tests/cli/test_first_hour.py).
 
 Each test runs a real ``robot-rl learner`` process on 127.0.0.1 (stderr to a file, so not
 a terminal: the progress shows as status lines) and SIGTERMs it at the end.
@@ -90,7 +91,7 @@ def pick_spaces():
         env.close()
 
 
-def test_learner_and_actor_show_progress_and_a_refused_peer_fails_the_learner(tmp_path):
+def test_learner_and_actor_show_progress_and_a_refused_peer_is_reported_not_fatal(tmp_path):
     learner = LearnerRun(tmp_path)
     try:
         actor = subprocess.run(
@@ -119,11 +120,15 @@ def test_learner_and_actor_show_progress_and_a_refused_peer_fails_the_learner(tm
     finally:
         learner.kill()
     result = json.loads(out.strip().splitlines()[-1])
-    assert code == 1, err[-3000:]
+    # a stranger knocking is not the run failing: status 0, the refusals counted and named at the end
+    assert code == 0, err[-3000:]
     refused = result["refused"]["unauthenticated"]
-    lines = [ln for ln in err.splitlines() if ln.startswith("robot-rl:")]
-    assert lines == [f"robot-rl: learner: refused {refused} call(s) or batch(es) from peers ({refused} unauthenticated)"
-                     "; see the log for peers and reasons"], err[-3000:]
+    assert refused >= 1
+    assert not [ln for ln in err.splitlines() if ln.startswith("robot-rl:")], err[-3000:]
+    what = f"refused {refused} call(s) or batch(es) from peers ({refused} unauthenticated)"
+    assert out.splitlines()[-2].endswith(f"; {what}"), out
+    assert (f"learner: {what}, counted in {learner.run_dir / 'learner' / 'stats.json'}; see the log for peers and "
+            "reasons; the run itself is healthy (--strict makes refusals fail it)") in err.splitlines(), err[-3000:]
     assert "learner refused a call from 127.0.0.1 (unauthenticated)" in err  # the peer and the reason, logged
 
     status = [ln for ln in err.splitlines() if ln.startswith("learner: ") and " env steps, updates " in ln]

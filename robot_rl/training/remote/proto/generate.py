@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from grpc_tools import protoc
     except ImportError:
-        print("generate: grpcio-tools is not installed (pip install grpcio-tools)", file=sys.stderr)
+        print("generate: grpcio-tools is not installed (it is in the dev extra: scripts/setup.sh dev)", file=sys.stderr)
         return 1
     include = str(Path(protoc.__file__).resolve().parent / "_proto")  # google/protobuf/*.proto
     for name in PROTOS:
