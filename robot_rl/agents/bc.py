@@ -29,7 +29,7 @@ from robot_rl.agents.base_policy import ChunkedPolicy
 from robot_rl.agents.encoders import ObsEncoder
 from robot_rl.agents.networks import mlp
 from robot_rl.agents.policy import check_action_space, obs_to_torch
-from robot_rl.agents.policy_check import Forward, action_problem
+from robot_rl.agents.policy_check import Forward, action_problem, eval_batch
 from robot_rl.config.agent import AgentConfig
 from robot_rl.data.transition import Step
 
@@ -96,16 +96,10 @@ class BCPolicy(ChunkedPolicy):
     def check_output(self, obs: Mapping[str, np.ndarray]) -> Forward:
         self.reset()
         net = self.network
-        device = next(net.parameters()).device
-        batch = {k: v.unsqueeze(0) for k, v in obs_to_torch(obs, device).items()}
-        was_training = net.training
-        net.eval()
-        try:
+        with eval_batch(net, obs) as batch:
             features = net.encoder(batch)
             hidden = net.trunk(features)
             pre = net.head(hidden).view(net.chunk, net.action_dim)
-        finally:
-            net.train(was_training)
         chunk = torch.tanh(pre).cpu().numpy()
         row = next((i for i, action in enumerate(chunk) if action_problem(action, self.action_space)), 0)
         return Forward(chunk[row], pre.cpu().numpy(), {"features": features.cpu().numpy(),

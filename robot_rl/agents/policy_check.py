@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import copy
 import logging
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import gymnasium as gym
 import numpy as np
@@ -244,19 +245,32 @@ def _dimension_names(keys: list[str], obs_space: gym.spaces.Dict) -> list[str]:
     return names
 
 
+@contextmanager
+def eval_batch(network: Any, obs: Obs) -> Iterator[dict[str, Any]]:
+    """``obs`` as a batch of one on ``network``'s device, with ``network`` in eval mode for the block.
+
+    The check looks inside a network that may be training (the learner checks its actor on
+    resume), so its training mode is put back however the block ends.
+    """
+    from robot_rl.agents.policy import obs_to_torch
+
+    device = next(network.parameters()).device
+    batch = {k: v.unsqueeze(0) for k, v in obs_to_torch(obs, device).items()}
+    was_training = network.training
+    network.eval()
+    try:
+        yield batch
+    finally:
+        network.train(was_training)
+
+
 def network_forward(policy: Any) -> ActFn:
     """A Policy as an :data:`ActFn`: its deterministic action, its pre-tanh mean and its inner values."""
     import torch
 
-    from robot_rl.agents.policy import obs_to_torch
-
     @torch.no_grad()
     def forward(obs: Obs) -> Forward:
-        device = next(policy.parameters()).device
-        batch = {k: v.unsqueeze(0) for k, v in obs_to_torch(obs, device).items()}
-        was_training = policy.training
-        policy.eval()
-        try:
+        with eval_batch(policy, obs) as batch:
             features = policy.encoder(batch)
             hidden = policy.actor_trunk(features)
             dist = policy.actor_head(hidden)
@@ -264,8 +278,6 @@ def network_forward(policy: Any) -> ActFn:
             if getattr(policy, "gripper", None) is not None:
                 inside["gripper Q"] = policy.gripper(features)
             action = policy.act_batch(batch, deterministic=True)[0]
-        finally:
-            policy.train(was_training)
         return Forward(action.cpu().numpy(), dist.mean[0].cpu().numpy(),
                        {k: v.float().cpu().numpy() for k, v in inside.items()})
 

@@ -29,6 +29,7 @@ from types import FrameType
 from typing import Any
 
 from robot_rl import jsonio
+from robot_rl.config import Config
 from robot_rl.paths import resolve_config
 from robot_rl.tasks import load_config
 
@@ -43,13 +44,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def run(args: argparse.Namespace) -> int:
-    overrides = list(args.overrides)
+def config_from_args(args: argparse.Namespace, run_dir_key: str, *extra: str) -> Config:
+    """The config a training command runs with: ``--config`` with its ``--set`` overrides, then ``extra``
+    (what the command's own flags set), ``--run-dir`` as ``run_dir_key`` and ``--no-progress``.
+
+    ``robot-rl train`` and ``robot-rl train-bc`` read their common flags this way, so a flag
+    means the same in both and wins over a ``--set`` of the same key.
+    """
+    overrides = [*args.overrides, *extra]
     if args.run_dir:
-        overrides.append(f"train.run_dir={args.run_dir}")
+        overrides.append(f"{run_dir_key}={args.run_dir}")
     if args.no_progress:
         overrides.append("train.progress=false")
-    cfg = load_config(resolve_config(args.config), overrides)
+    return load_config(resolve_config(args.config), overrides)
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = config_from_args(args, "train.run_dir")
     result = _train_stoppable(cfg, resume=args.resume, force=args.force)
     last = (result.evals[-1] if result.evals else None) or _last_eval(result.run_dir) or {}
     video = _last_video(result.run_dir, last)

@@ -13,8 +13,7 @@ from __future__ import annotations
 import argparse
 
 from robot_rl import jsonio
-from robot_rl.paths import resolve_config
-from robot_rl.tasks import load_config
+from robot_rl.cli.train import config_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,14 +46,8 @@ def _chunk(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from robot_rl.training.bc import train_bc
 
-    overrides = list(args.overrides)
-    if args.chunk is not None:
-        overrides.append(f"bc.chunk={_chunk(args.chunk)}")
-    if args.run_dir:
-        overrides.append(f"bc.run_dir={args.run_dir}")
-    if args.no_progress:
-        overrides.append("train.progress=false")
-    cfg = load_config(resolve_config(args.config), overrides)
+    chunk = () if args.chunk is None else (f"bc.chunk={_chunk(args.chunk)}",)
+    cfg = config_from_args(args, "bc.run_dir", *chunk)
     result = train_bc(cfg, demos=args.demos, force=args.force)
     evaluated = result.eval
     summary = {"task": cfg.task.name, "kind": "bc", "run_dir": str(result.run_dir),

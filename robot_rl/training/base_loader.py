@@ -40,10 +40,9 @@ from robot_rl.agents.policy_check import normalizer_problem
 from robot_rl.config import build
 from robot_rl.config.agent import AgentConfig
 from robot_rl.config.bc import BCConfig
-from robot_rl.data.spaces import spaces_spec, spec_mismatch
 from robot_rl.errors import ConfigError, one_line
 from robot_rl.training.checkpoint import CheckpointError
-from robot_rl.training.saved_policy import build_policy, read_run, recorded_observations
+from robot_rl.training.saved_policy import build_policy, read_run, recorded_observations, saved_weights
 
 #: The checkpoint ``kind`` ``robot-rl train-bc`` writes.
 BC_KIND = "bc"
@@ -74,13 +73,7 @@ def load_base_policy(source: str | Path, obs_space: gym.spaces.Dict, action_spac
 def bc_policy(state: dict[str, Any], path: Path, obs_space: gym.spaces.Dict, action_space: gym.spaces.Box, *,
               ensemble_decay: float | None = None, recorded: Iterable[Obs] = ()) -> BasePolicy:
     """The BC network a ``bc`` checkpoint holds, as a checked base policy."""
-    mismatch = spec_mismatch(state["spaces"], spaces_spec(obs_space, action_space))
-    if mismatch:
-        raise CheckpointError(f"checkpoint {path} was made for other spaces: {mismatch}")
-    bc = state.get("bc")
-    weights = bc.get("policy") if isinstance(bc, dict) else None
-    if not isinstance(weights, dict):
-        raise CheckpointError(f"checkpoint {path} holds no BC policy (bc.policy)")
+    weights = saved_weights(state, path, obs_space, action_space, section="bc", what="BC policy")
     agent_cfg, bc_cfg = _section(state, path, "agent", AgentConfig), _section(state, path, "bc", BCConfig)
     network = BCNetwork(agent_cfg, obs_space, action_space, chunk=bc_cfg.chunk)
     try:

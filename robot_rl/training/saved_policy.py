@@ -98,17 +98,26 @@ def run_config(state: dict[str, Any], path: Path, overrides: Iterable[str] = ())
     return config_from_dict(data, file=ConfigSource(f"{path} (its config)", overrides))  # errors name their --set
 
 
+def saved_weights(state: dict[str, Any], path: Path, obs_space: gym.spaces.Dict, action_space: gym.spaces.Box,
+                  section: str = "agent", what: str = "policy") -> dict[Any, Any]:
+    """The policy weights a checkpoint holds under ``<section>.policy``, once it is known to be made for
+    these spaces: one CheckpointError line naming the file when it is not, or holds no such weights.
+    Every kind of checkpoint (``agent`` of train and learner, ``bc`` of train-bc) is read this way."""
+    mismatch = spec_mismatch(state["spaces"], spaces_spec(obs_space, action_space))
+    if mismatch:
+        raise CheckpointError(f"checkpoint {path} was made for other spaces: {mismatch}")
+    holder = state.get(section)
+    weights = holder.get("policy") if isinstance(holder, dict) else None
+    if not isinstance(weights, dict):
+        raise CheckpointError(f"checkpoint {path} holds no {what} ({section}.policy)")
+    return weights
+
+
 def build_policy(state: dict[str, Any], path: Path, agent_cfg: AgentConfig, obs_space: gym.spaces.Dict,
                  action_space: gym.spaces.Box, recorded: Iterable[Mapping[str, np.ndarray]] = ()) -> SavedPolicy:
     """A Policy for ``agent_cfg`` and the spaces, holding the checkpoint's ``agent.policy``, checked by
     running it (``recorded``: observations the caller has seen on the task, besides the run's own)."""
-    mismatch = spec_mismatch(state["spaces"], spaces_spec(obs_space, action_space))
-    if mismatch:
-        raise CheckpointError(f"checkpoint {path} was made for other spaces: {mismatch}")
-    agent = state.get("agent")
-    weights = agent.get("policy") if isinstance(agent, dict) else None
-    if not isinstance(weights, dict):
-        raise CheckpointError(f"checkpoint {path} holds no policy (agent.policy)")
+    weights = saved_weights(state, path, obs_space, action_space)
     policy = Policy(agent_cfg, obs_space, action_space)
     problem = _weights_problem(policy, weights)
     if problem:
@@ -119,7 +128,7 @@ def build_policy(state: dict[str, Any], path: Path, agent_cfg: AgentConfig, obs_
     policy.eval()
     check_loaded(policy, path, obs_space, action_space,
                  [*recorded, *recorded_observations(path.parent.parent, state["config"], obs_space, action_space)])
-    updates = agent.get("critic_updates", 0)
+    updates = state["agent"].get("critic_updates", 0)
     return SavedPolicy(policy, path, str(state.get("kind", "?")), int(updates) if isinstance(updates, int) else 0)
 
 

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
+
+from bench_runs import run_bench
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_trust_attacks_runs_small_and_ends_with_one_json_line():
-    proc = subprocess.run([sys.executable, "bench/trust_attacks.py", "--small", "--only", "push"], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result, _ = run_bench("trust_attacks.py", "--small", "--only", "push", timeout=600, only_json=False)
     assert result["bench"] == "trust_attacks" and result["ok"] == {"push": True}
     assert result["push"]["missed"] == 0 and result["push"]["faulted"] >= 1
 

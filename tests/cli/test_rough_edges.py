@@ -6,17 +6,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from cli_errors import fails
 
 from robot_rl.cli import COMMANDS, main
-
-
-def fails(capsys, *argv: str) -> str:
-    """Run robot-rl in-process; it must exit 2 with exactly one stderr line, returned."""
-    assert main(list(argv)) == 2
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert len(lines) == 1, lines
-    assert lines[0].startswith("robot-rl: ")
-    return lines[0]
 
 
 def test_malformed_set_value_names_set_and_key(capsys):

@@ -5,16 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from robot_rl.cli import main
-
-
-def fails(capsys, *argv: str) -> str:
-    assert main(list(argv)) == 2
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert len(lines) == 1, lines
-    assert lines[0].startswith("robot-rl: ")
-    return lines[0]
+from cli_errors import fails
 
 
 @pytest.mark.parametrize("chunk", ["0", "65", "-3", "nan", "2.5", "lots"])

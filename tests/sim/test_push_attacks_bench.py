@@ -3,23 +3,11 @@ JSON line whose figures say every push past the margin faulted, held and recover
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from bench_runs import run_bench
 
 
 def test_push_attacks_small_ends_with_one_json_line_of_sound_figures():
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "bench/push_attacks.py", "--small"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    lines = done.stdout.strip().splitlines()
-    assert sum(line.lstrip().startswith("{") for line in lines) == 1  # exactly one JSON line, the last
-    figures = json.loads(lines[-1])
+    figures, lines = run_bench("push_attacks.py", "--small", timeout=600)
     assert figures["bench"] == "push_attacks" and figures["small"] is True
     assert figures["cases"] == 4 and len(figures["rows"]) == 4 and len(lines) == 1 + 4 + 1
     assert figures["faulted"] == figures["recovered"] == 4  # 135 N takes both arms out past the margin

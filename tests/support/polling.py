@@ -6,10 +6,21 @@ import time
 from typing import Any, Callable
 
 
+def eventually(predicate: Callable[[], Any], timeout: float = 10.0, period: float = 0.02) -> bool:
+    """Poll ``predicate`` every ``period`` s for up to ``timeout`` s; whether it came to hold.
+
+    Returns a bool, so a test can assert on it with a message of its own (what it waited for,
+    the figures it saw); the predicate is checked once more at the deadline.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(period)
+    return bool(predicate())
+
+
 def wait_for(predicate: Callable[[], Any], timeout: float = 10.0) -> None:
     """Poll ``predicate`` until it holds; an assertion error after ``timeout`` seconds (generous:
     the machine may be loaded, and only a failing test waits that long)."""
-    deadline = time.time() + timeout
-    while not predicate():
-        assert time.time() < deadline, "timed out"
-        time.sleep(0.01)
+    assert eventually(predicate, timeout, period=0.01), "timed out"

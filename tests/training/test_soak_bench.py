@@ -5,29 +5,16 @@ them, holds the replay log at its bound, sees the backlog warning fire and ends 
 JSON line of the figures.
 """
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from bench_runs import run_bench
 
 pytest.importorskip("mujoco")
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def test_a_short_starved_soak_reports_rss_slopes_the_bound_and_the_warning(tmp_path):
-    cmd = [sys.executable, str(ROOT / "bench" / "soak.py"), "--minutes", "0.35", "--starve", "--no-eval",
-           "--replay-capacity", "100", "--log-mb", "0.03", "--sample-s", "1", "--warmup-s", "3",
-           "--run-dir", str(tmp_path / "soak")]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
-    assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
-    lines = done.stdout.strip().splitlines()
-    figures = json.loads(lines[-1])  # exactly one JSON line, the last
-    assert sum(1 for ln in lines if ln.startswith("{")) == 1
+    figures, _ = run_bench("soak.py", "--minutes", "0.35", "--starve", "--no-eval", "--replay-capacity", "100",
+                           "--log-mb", "0.03", "--sample-s", "1", "--warmup-s", "3", "--run-dir",
+                           str(tmp_path / "soak"), timeout=600)
     assert figures["bench"] == "soak" and figures["starve"] is True and figures["minutes"] >= 0.3
     assert all(figures["processes_alive_to_the_end"].values()) and figures["learner_exit"] == 0
     for name in ("learner", "actor_1", "actor_2"):

@@ -4,23 +4,11 @@ nothing, and no takeover of its id went through."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[3]
+from bench_runs import run_bench
 
 
 def test_learner_attacks_small_ends_with_one_json_line_of_sound_figures():
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "bench/learner_attacks.py", "--small"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    lines = done.stdout.strip().splitlines()
-    assert sum(line.lstrip().startswith("{") for line in lines) == 1 and lines[-1].startswith("{")
-    figures = json.loads(lines[-1])
+    figures, lines = run_bench("learner_attacks.py", "--small", timeout=300)
     assert figures["bench"] == "learner_attacks" and figures["small"] is True
     assert len(lines) == 5 + 1  # one line per phase, then the JSON line
     assert set(figures["rate_ratio"]) == {"flood", "flood_more", "flood_streams", "takeover"}

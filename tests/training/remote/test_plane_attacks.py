@@ -11,10 +11,13 @@ import time
 import grpc
 import numpy as np
 import pytest
+from polling import eventually
+from transition_sinks import Recorder
 
 from robot_rl.config.learning import LearningConfig
 from robot_rl.training.remote import synthetic as syn
 from robot_rl.training.remote.assembler import EpisodeAssembler
+from robot_rl.training.remote.attacks import PUSH, REGISTER, WEIGHTS, paced_rate
 from robot_rl.training.remote.client import ActorClient
 from robot_rl.training.remote.codec import encode_batch, encode_spaces
 from robot_rl.training.remote.proto import learning_pb2 as pb
@@ -24,25 +27,6 @@ from robot_rl.training.remote.server import EXPECTED_SEQ, LearnerServer
 
 TOKEN = "safety-token-0123456789"
 SPACES = syn.make_spaces(cameras=("front",), image_size=16)
-REGISTER = "/robot_rl.learning.v1.Learner/Register"
-PUSH = "/robot_rl.learning.v1.Learner/PushTransitions"
-WEIGHTS = "/robot_rl.learning.v1.Learner/StreamWeights"
-
-
-class Recorder:
-    """A TransitionSink that keeps (episode, step) per actor, in arrival order."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.keys = {}
-
-    def receive(self, actor_id, incarnation, seq, steps):
-        with self.lock:
-            self.keys.setdefault(actor_id, []).extend((s.episode_id, s.step) for s in steps)
-
-    def got(self, actor_id):
-        with self.lock:
-            return list(self.keys.get(actor_id, []))
 
 
 def config(**kw):
@@ -131,33 +115,6 @@ class SlowCallers:
             channel.close()
 
 
-def stream_at_rate(client, seconds, hz, first_episode, length=20, seed=0):
-    """Submit steps at ``hz`` for ``seconds``, whole episodes; returns the steps submitted."""
-    rng = np.random.default_rng(seed)
-    submitted, episode = 0, first_episode
-    deadline = time.monotonic() + seconds
-    next_tick = time.monotonic()
-    while time.monotonic() < deadline:
-        for step in syn.episode(SPACES, episode, length, rng):
-            client.submit(step)
-            submitted += 1
-            next_tick += 1.0 / hz
-            time.sleep(max(0.0, next_tick - time.monotonic()))
-        episode += 1
-    return submitted, episode
-
-
-def acked_rate(client, seconds, hz, first_episode):
-    """Steps/s the learner acknowledged while ``client`` streamed at ``hz`` for ``seconds``.
-
-    Returns (that rate, steps submitted, steps acknowledged, the next episode id).
-    """
-    before, t0 = client.outbox.acked_steps, time.monotonic()
-    submitted, next_episode = stream_at_rate(client, seconds, hz, first_episode)
-    acked = client.outbox.acked_steps - before
-    return acked / (time.monotonic() - t0), submitted, acked, next_episode
-
-
 def test_200_slow_unauthenticated_callers_do_not_slow_a_streaming_actor(server):
     target = f"127.0.0.1:{server.port}"
     actor = ActorClient(config(), SPACES, TOKEN, target=target, actor_id="robot").start()
@@ -165,12 +122,12 @@ def test_200_slow_unauthenticated_callers_do_not_slow_a_streaming_actor(server):
     attackers = None
     try:
         assert actor.wait_connected(30)
-        calm, n1, _, episode = acked_rate(actor, 2.0, 100, 0)
+        calm, n1, episode = paced_rate(actor, SPACES, 2.0, 100, 0)
         assert actor.flush(30)
         attackers = SlowCallers(server.port).start()
         time.sleep(0.5)  # every slot the attackers can take is taken
         late.start()  # a new actor registers in the middle of the attack
-        under_attack, n2, acked_under_attack, episode = acked_rate(actor, 3.0, 100, episode)
+        under_attack, n2, episode = paced_rate(actor, SPACES, 3.0, 100, episode)
         assert late.wait_connected(30), f"a new actor could not register: {late.last_error}"
         assert actor.flush(30) and actor.outbox.queued_steps == 0  # while the attack goes on
     finally:
@@ -185,7 +142,7 @@ def test_200_slow_unauthenticated_callers_do_not_slow_a_streaming_actor(server):
     assert len(got) == n1 + n2 == actor.env_steps  # nothing lost
     assert got == sorted(got)
     assert actor.outbox.dropped_steps == 0 and actor.outbox.rejected_steps == 0
-    assert acked_under_attack > 0  # the actor kept streaming (before the fix: 0 steps/s, 300 queued)
+    assert under_attack > 0  # the actor kept streaming (before the fix: 0 steps/s, 300 queued)
     assert server.refusals().get("unauthenticated", 0) >= 200
     # UNAVAILABLE: streams beyond the learner's HTTP/2 limit per connection (grpc.max_concurrent_streams),
     # refused before the client has heard of the limit.
@@ -205,16 +162,16 @@ def test_authenticated_callers_without_a_body_are_limited_per_connection_and_can
         # Without a deadline a call could wait for its body forever: refused at once.
         undated = SlowCallers(srv.port, count=6, channels=1, max_calls=6, methods=(PUSH,), metadata=token,
                               timeout=None).start()
-        assert wait_for(lambda: undated.codes.get("INVALID_ARGUMENT", 0) == 6, 30), undated.codes
+        assert eventually(lambda: undated.codes.get("INVALID_ARGUMENT", 0) == 6, 30), undated.codes
         # With one, at most max_calls_per_connection (4) of them wait on one connection, the rest are told
         # "busy" at once; the learner cancels the 4 when their body has not come within body_timeout_s,
         # long before their own 30 s deadline.
         t0 = time.monotonic()
         stalled = SlowCallers(srv.port, count=10, channels=1, max_calls=10, methods=(PUSH,), metadata=token,
                               timeout=30.0).start()
-        assert wait_for(lambda: stalled.codes.get("RESOURCE_EXHAUSTED", 0) == 6, 30), stalled.codes
-        submitted, _ = stream_at_rate(actor, 1.0, 100, 0)
-        assert wait_for(lambda: stalled.codes.get("CANCELLED", 0) == 4, 30), stalled.codes
+        assert eventually(lambda: stalled.codes.get("RESOURCE_EXHAUSTED", 0) == 6, 30), stalled.codes
+        _, submitted, _ = paced_rate(actor, SPACES, 1.0, 100, 0)
+        assert eventually(lambda: stalled.codes.get("CANCELLED", 0) == 4, 30), stalled.codes
         assert time.monotonic() - t0 < 20.0
         assert actor.flush(30), actor.last_error
     finally:
@@ -499,15 +456,6 @@ def feed(client, first_episode, episodes, length, seed=0):
             client.submit(step)
 
 
-def wait_for(predicate, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
-
-
 def test_weight_streams_give_their_place_back_however_they_end():
     srv = LearnerServer(config(max_actors=1), SPACES, Recorder(), TOKEN)  # 2 weight streams at once
     srv.start(host="127.0.0.1")
@@ -522,7 +470,7 @@ def test_weight_streams_give_their_place_back_however_they_end():
                                         metadata=raw.md, timeout=30)
             assert next(call).version == 1
             call.cancel()
-            assert wait_for(lambda: not srv.actor_stats()["robot"].streaming, 30)
+            assert eventually(lambda: not srv.actor_stats()["robot"].streaming, 30)
         for _ in range(3):
             with pytest.raises(grpc.RpcError) as err:
                 for _ in raw.stub.StreamWeights(pb.WeightsRequest(actor_id="robot", have_version=1,
@@ -530,7 +478,7 @@ def test_weight_streams_give_their_place_back_however_they_end():
                                                 metadata=raw.md, timeout=0.3):
                     pass
             assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED  # admitted, then timed out
-            assert wait_for(lambda: not srv.actor_stats()["robot"].streaming, 30)
+            assert eventually(lambda: not srv.actor_stats()["robot"].streaming, 30)
     finally:
         raw.close()
         srv.stop(0)

@@ -16,12 +16,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 
 import grpc
 import numpy as np
 import pytest
+from polling import eventually
+from transition_sinks import Recorder
 
 from robot_rl.config.learning import LearningConfig
 from robot_rl.training.remote import synthetic as syn
@@ -47,31 +48,6 @@ def config(**kw):
     return LearningConfig(**base)
 
 
-class Recorder:
-    """A TransitionSink that keeps (episode, step) per actor, in arrival order."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.keys = {}
-
-    def receive(self, actor_id, incarnation, seq, steps):
-        with self.lock:
-            self.keys.setdefault(actor_id, []).extend((s.episode_id, s.step) for s in steps)
-
-    def got(self, actor_id):
-        with self.lock:
-            return list(self.keys.get(actor_id, []))
-
-
-def wait_for(predicate, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
-
-
 # ----------------------------------------------------------------------------- the header flood
 
 @pytest.mark.parametrize("connections", [60, 6])
@@ -88,7 +64,7 @@ def test_60_stalled_registers_from_a_token_holder_leave_a_legit_actor_its_rate_a
         assert actor.flush(30)
         flood = StalledCalls(target, TOKEN, count=60, connections=connections, method=REGISTER,
                              timeout=60.0).start()
-        assert wait_for(lambda: srv.calls()["waiting"] >= 20, 20), srv.calls()
+        assert eventually(lambda: srv.calls()["waiting"] >= 20, 20), srv.calls()
         t0 = time.monotonic()
         late.start()  # a new actor registers in the middle of the flood
         assert late.wait_connected(30), f"a new actor could not register: {late.last_error}"
@@ -125,7 +101,7 @@ def test_more_calls_waiting_than_the_bound_cancel_the_longest_waiting_first():
     actor = ActorClient(config(), SPACES, TOKEN, target=target, actor_id="legit").start()
     try:
         with StalledCalls(target, TOKEN, count=30, method=REGISTER, timeout=60.0, pause=0.2) as flood:
-            assert wait_for(lambda: flood.codes.get("CANCELLED", 0) >= 20, 30), flood.codes
+            assert eventually(lambda: flood.codes.get("CANCELLED", 0) >= 20, 30), flood.codes
             assert srv.calls()["waiting"] <= 10 + 2  # bounded (two may be on their way in)
             assert actor.wait_connected(30), actor.last_error
             _, submitted, _ = paced_rate(actor, SPACES, 1.0, HZ, 0, LENGTH)
@@ -177,7 +153,7 @@ def test_a_takeover_of_a_live_actors_id_is_refused_and_its_open_episode_stays_wh
         assert actor.wait_connected(30)
         submit_episode(actor, 0)
         submit_episode(actor, 1, slice(0, LENGTH // 2))  # episode 1 is open on the learner
-        assert wait_for(lambda: actor.outbox.acked_steps == LENGTH + LENGTH // 2, 30)
+        assert eventually(lambda: actor.outbox.acked_steps == LENGTH + LENGTH // 2, 30)
         outcomes = [try_takeover(target, TOKEN, SPACES, "legit") for _ in range(10)]
         # fast-alternating: the real actor's steps and takeover attempts, interleaved
         for t in range(LENGTH // 2, LENGTH):
@@ -208,7 +184,7 @@ def test_a_push_or_weight_stream_under_a_stolen_id_without_its_secret_is_refused
     try:
         assert actor.wait_connected(30)
         submit_episode(actor, 0, slice(0, 8))
-        assert wait_for(lambda: actor.outbox.acked_steps == 8, 30)
+        assert eventually(lambda: actor.outbox.acked_steps == 8, 30)
         # the real incarnation and the next seq: all a thief could learn, but not the secret
         assert push_as(target, "legit", actor.incarnation, secret, seq=2, episode_id=0) == "PERMISSION_DENIED"
         channel = grpc.insecure_channel(target)
@@ -328,7 +304,7 @@ def test_intake_cancels_the_longest_waiting_call_of_the_busiest_host_and_bounds_
         assert intake.snapshot() == {"queued": 0, "waiting": 1, "running": 0, "streams": 0, "connections": 1}
         # the one still waiting is cancelled by the watchdog once body_timeout_s has passed
         now[0] = 100.0
-        assert wait_for(lambda: refusals.snapshot().get("body_timeout") == 1, 5)
+        assert eventually(lambda: refusals.snapshot().get("body_timeout") == 1, 5)
         assert intake.snapshot()["waiting"] == 0
     finally:
         intake.close()

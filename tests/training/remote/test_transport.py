@@ -6,6 +6,8 @@ import time
 import grpc
 import numpy as np
 import pytest
+from polling import eventually
+from transition_sinks import Recorder
 
 from robot_rl.config.learning import LearningConfig
 from robot_rl.training.remote import synthetic as syn
@@ -18,24 +20,6 @@ from robot_rl.training.remote.server import LearnerServer
 
 TOKEN = "test-token-0123456789"
 SPACES = syn.make_spaces(cameras=("front", "wrist"), image_size=32)
-
-
-class Recorder:
-    """A TransitionSink that keeps what it got, per actor."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.steps = {}
-        self.calls = 0
-
-    def receive(self, actor_id, incarnation, seq, steps):
-        with self.lock:
-            self.calls += 1
-            self.steps.setdefault(actor_id, []).extend(steps)
-
-    def keys(self, actor_id):
-        with self.lock:
-            return [(s.episode_id, s.step) for s in self.steps.get(actor_id, [])]
 
 
 def config(**kw):
@@ -82,15 +66,6 @@ def feed(client, first_episode, episodes, length, seed=0, **kw):
             client.submit(step)
 
 
-def wait_for(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
-
-
 def test_two_actors_stream_steps_and_both_get_increasing_weight_versions(learner, actors):
     server, sink = learner()
     a, b = actors(server.port, "robot-a"), actors(server.port, "robot-b")
@@ -102,13 +77,13 @@ def test_two_actors_stream_steps_and_both_get_increasing_weight_versions(learner
         feed(b, 2 * round_, 2, 10, seed=100 + round_)
         server.publish_weights(syn.policy_weights(rng), learner_updates=100 * round_)
         for client in (a, b):  # the control loop takes whatever is newest, never waiting
-            assert wait_for(lambda client=client: client.weights.version >= server.weight_version, 5)
+            assert eventually(lambda client=client: client.weights.version >= server.weight_version, 5)
             seen[client.actor_id].append(client.take_weights().version)
     assert seen["robot-a"] == seen["robot-b"] == [1, 2, 3, 4]
     assert a.flush(10) and b.flush(10)
     assert server.received_steps == a.env_steps + b.env_steps == 8 * 15 + 8 * 10
-    assert sink.keys("robot-a") == [(e, t) for e in range(8) for t in range(15)]  # in order, once
-    assert sink.keys("robot-b") == [(e, t) for e in range(8) for t in range(10)]
+    assert sink.got("robot-a") == [(e, t) for e in range(8) for t in range(15)]  # in order, once
+    assert sink.got("robot-b") == [(e, t) for e in range(8) for t in range(10)]
     stats = server.actor_stats()
     assert stats["robot-a"].steps == 120 and stats["robot-a"].episodes == 8
     assert stats["robot-a"].intervention_steps == 8 * 3 and stats["robot-b"].intervention_steps == 0
@@ -126,7 +101,7 @@ def test_actor_keeps_stepping_while_learner_is_away_then_drains_in_order(learner
     assert "UNAVAILABLE" in client.last_error
     server, sink = learner(port=port)
     assert client.flush(15)
-    assert sink.keys("robot-a") == [(e, t) for e in range(10) for t in range(20)]
+    assert sink.got("robot-a") == [(e, t) for e in range(10) for t in range(20)]
     assert client.stats()["dropped_steps"] == 0
 
 
@@ -137,10 +112,10 @@ def test_overflow_while_away_is_counted_and_reported_to_the_learner(learner, act
     assert client.outbox.dropped_steps == 60
     server, sink = learner(port=port)
     assert client.flush(10)
-    got = sink.keys("robot-a")
+    got = sink.got("robot-a")
     assert len(got) == 40 and got == sorted(got)
     assert len(got) + client.outbox.dropped_steps == client.env_steps
-    assert wait_for(lambda: server.actor_stats()["robot-a"].report.dropped_steps == 60)
+    assert eventually(lambda: server.actor_stats()["robot-a"].report.dropped_steps == 60)
 
 
 def test_restarted_learner_gets_the_unfinished_episode_again_and_never_a_held_batch(learner, actors):
@@ -161,7 +136,7 @@ def test_restarted_learner_gets_the_unfinished_episode_again_and_never_a_held_ba
     for step in ep1[10:]:
         client.submit(step)
     assert client.flush(15)
-    got = sink2.keys("robot-a")
+    got = sink2.got("robot-a")
     assert got[:10] == [(1, t) for t in range(10)]  # the retained part of episode 1, resent
     assert sorted(got) == [(1, t) for t in range(20)] + [(50, t) for t in range(4)]
     assert all(k[0] != 0 for k in got)
@@ -242,13 +217,13 @@ def test_weights_of_a_learner_started_afresh_are_not_ignored_as_old(learner, act
     rng = np.random.default_rng(2)
     for _ in range(5):
         first.publish_weights(syn.policy_weights(rng))
-    assert wait_for(lambda: client.weights.version == 5, 5)
+    assert eventually(lambda: client.weights.version == 5, 5)
     assert client.take_weights().version == 5
     first.stop(0)
     second, _ = learner(port=port)  # a new run: versions start at 1 again
     fresh = syn.policy_weights(rng)
     second.publish_weights(fresh)
-    assert wait_for(lambda: client.learner_id == second.learner_id, 10)
-    assert wait_for(lambda: client.weights.version == 1, 10)
+    assert eventually(lambda: client.learner_id == second.learner_id, 10)
+    assert eventually(lambda: client.weights.version == 1, 10)
     got = client.take_weights()
     assert got.version == 1 and np.array_equal(got.tensors["head.weight"], fresh["head.weight"])
