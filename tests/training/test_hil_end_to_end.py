@@ -7,6 +7,11 @@ learns from proprioception (``env.policy_keys: [state]``) so the run fits a CPU.
 Checked: the reward is the classifier's, intervened transitions are in both buffers,
 and ground-truth eval success rises over the run. Figures with and without
 interventions at full budget: bench/hil_sim.py.
+
+The budget has a margin: with 20 scripted demos the ground-truth eval curve (10 episodes at
+1k..4k env steps) was [0, .9, 1, 1], [0, 0, .9, .9] and [0, 0, .5, .9] for seeds 0, 1 and 2
+against the 0.6 the test asks; with 10 demos the last eval of a seed was 0.9 at best and the
+first good eval came only at 3k (a curve that a changed dependency could push under the bar).
 """
 
 import numpy as np
@@ -29,7 +34,7 @@ REWARD = ["reward.image_size=[48,48]", "reward.train_steps=800", "reward.batch_s
           "reward.min_recall=0.8", "reward.target_fpr=0.02"]
 RUN = ["seed=0", "task.params.cube_xy_range=[0.02, 0.02]", "task.params.cube_yaw_range=0.0",
        "env.obs_mode=both", "env.policy_keys=[state]", "intervention.device=simulated",
-       "train.scripted_demos=10", "train.demos=null", "train.total_env_steps=4000", "train.eval_every=1000",
+       "train.scripted_demos=20", "train.demos=null", "train.total_env_steps=4000", "train.eval_every=1000",
        "train.eval_episodes=10", "train.checkpoint_every=0", "train.torch_threads=1", "train.progress=false"]
 
 
@@ -50,6 +55,7 @@ def test_classifier_reward_and_simulated_interventions_train_pick_cube(tmp_path)
     record_sim(base, tmp_path / "frames", reward_recording_env(base), frames=2000, seed=7)
     result = train_classifier(load_frames(tmp_path / "frames"), base.reward, seed=0)
     assert result.accepted, result.failures
+    classifier_figures = {k: result.report[k] for k in ("held_out", "threshold")}  # said if learning fails
     model = tmp_path / "reward.pt"
     save_result(model, result, base.reward, task="PickCube")
 
@@ -88,4 +94,6 @@ def test_classifier_reward_and_simulated_interventions_train_pick_cube(tmp_path)
     curve = [(e["env_steps"], e["success_rate"]) for e in result.evals]
     print(f"ground-truth eval success by env steps: {curve}; {online_intervened} intervened steps; "
           f"{result.wall_s:.0f} s")
-    assert curve[-1][1] >= 0.6 and curve[-1][1] > curve[0][1], f"success did not rise: {curve}"
+    assert curve[-1][1] >= 0.6 and curve[-1][1] > curve[0][1], (
+        f"success did not rise: {curve}; the classifier: {classifier_figures}; reward 1 on {int(rewards.sum())} "
+        f"of {len(rewards)} steps, ground-truth success on {sum(int(g) for _, _, g in rewards_by_classifier)}")
