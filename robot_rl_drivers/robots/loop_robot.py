@@ -8,8 +8,10 @@ state and writes targets and hold requests through lock-free shared memory, send
 (contract in :mod:`.faults`), and reads the loop's timing statistics. A backend adds its
 arm's words for the one-line messages, its gripper, and what its arm has beyond that.
 
-Start-up: connect (``connect_timeout_s``), start a session, and return only once the loop
-has published its first state. The loop's first target is that state's pose, so
+Start-up: start the loop process (up to ``LOOP_START_S``: spawning it and importing its
+library takes seconds on a loaded host), let it connect (``connect_timeout_s``, counted from
+when the process says it is connecting, so a slow start is never blamed on the arm), start
+a session, and return only once the loop has published its first state. The loop's first target is that state's pose, so
 constructing the robot never moves it.
 """
 
@@ -36,6 +38,7 @@ from robot_rl_drivers.robots.loop_process import CTRL_HOLD, CTRL_STOP, LoopArgs,
 from robot_rl_drivers.robots.shared import Layout
 
 STALE_STATE_S = 0.25  # a running loop that has not published for this long is stuck
+LOOP_START_S = 120.0  # spawn and imports of the loop process, before it tries to connect
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,9 @@ class LoopRobot(Robot):
         self._session_ended = threading.Event()
         threading.Thread(target=self._read_messages, args=(parent_conn, self._replies, self._session_ended),
                          name=f"{self.process_name}-messages", daemon=True).start()
-        kind, payload = self._reply(self.hw.connect_timeout_s, waiting_for="connect")
+        kind, payload = self._reply(LOOP_START_S, waiting_for="process start")
+        if kind == "connecting":  # the arm's own timeout starts now, not at the spawn
+            kind, payload = self._reply(self.hw.connect_timeout_s, waiting_for="connect")
         if kind != "ready":
             self._kill()
             raise DeviceError(payload)
@@ -210,6 +215,8 @@ class LoopRobot(Robot):
         try:
             kind, payload = self._replies.get(timeout=timeout)
         except queue.Empty:
+            if waiting_for == "process start":
+                return "error", self._loop_message(f"the {self.loop_name} process did not start within {timeout:g} s")
             if waiting_for == "connect":
                 return "error", f"the {self.where} did not answer within {timeout:g} s ({self.connect_hint})"
             return "error", self._loop_message(f"the {self.loop_name} did not answer a '{waiting_for}' request "
@@ -222,7 +229,12 @@ class LoopRobot(Robot):
 
     def _request(self, command: str, timeout: float) -> tuple[str, Any]:
         with self._lock:
-            self._conn.send(command)
+            try:
+                self._conn.send(command)
+            except (BrokenPipeError, EOFError, OSError):  # the process died between our look and the send
+                code = self._process.exitcode if self._process is not None else None
+                return "gone", self._loop_message(f"the {self.loop_name} process is gone (code {code}); "
+                                                  f"'{command}' was not sent")
             return self._reply(timeout, waiting_for=command)
 
     def _start_session(self) -> None:
@@ -324,6 +336,11 @@ class LoopRobot(Robot):
         if self._process is None or not self._process.is_alive():
             self._restart_loop()
         kind, payload = self._request("recover", timeout=self._recover_timeout())
+        if kind == "gone":  # killed but not yet reaped when we looked (a loaded machine): reap it, start anew
+            if self._process is not None:
+                self._process.join(timeout=5.0)
+            self._restart_loop()
+            kind, payload = self._request("recover", timeout=self._recover_timeout())
         if kind != "recovered":
             raise RobotFault(self._recover_failure(payload), self._last_state)
         self.log.info("%s: recovered after: %s", self.where, self._fault)

@@ -210,11 +210,14 @@ def test_a_real_only_task_learns_over_topics_with_no_sim(tmp_path, monkeypatch):
             out, _ = learner.communicate(timeout=120)
     finally:
         cell.close()
-    assert summary["episodes"] == 2 and summary["steps"] == 20, summary
-    assert summary["learner"]["acked_steps"] == 20 and summary["learner"]["dropped_steps"] == 0, summary
+    # An episode may end before env.max_episode_steps (the tiny classifier may call success; a loaded
+    # machine may fault a step on stale state): what must hold is that every step pushed is stored.
+    pushed = summary["steps"]
+    assert summary["episodes"] == 2 and 2 <= pushed <= 20, summary
+    assert summary["learner"]["acked_steps"] == pushed and summary["learner"]["dropped_steps"] == 0, summary
     assert routine.next_index == 2 and routine.count == 2  # both recorded poses, in turn
     learned = json.loads(out.strip().splitlines()[-1])
-    assert learned["received_steps"] == 20 and learned["lost_steps"] == 0, out[-2000:]
+    assert learned["received_steps"] == pushed and learned["lost_steps"] == 0, out[-2000:]
     assert learned["episodes"] == 2
     stored = sorted((tmp_path / "run" / "replay").glob("episode_*.npz"))
     steps = 0
@@ -223,7 +226,7 @@ def test_a_real_only_task_learns_over_topics_with_no_sim(tmp_path, monkeypatch):
             assert logged["obs/state"].shape[1:] == (13,)  # task.params.proprio: tcp_pos, tcp_quat, tcp_wrench
             assert logged["obs/front"].shape[1:] == (32, 32, 3) and logged["action"].shape[1:] == (3,)
             steps += len(logged["action"])
-    assert steps == 20  # steps pushed == steps stored
+    assert steps == pushed  # steps pushed == steps stored
 
 
 def _chain(env):

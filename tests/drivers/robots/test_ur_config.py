@@ -94,7 +94,9 @@ def test_make_robot_builds_the_ur_backend(tmp_path, monkeypatch):
 
     write_scenario(tmp_path, monkeypatch)
     cfg = ur_robot_config()
-    cfg.hardware = {"ip": "10.0.0.2", "connect_timeout_s": 60.0, "loop": {"rt_priority": 0}}
+    # This test is about which class the registry builds; ur_rtde's watchdog (tested in test_ur_loop and
+    # test_ur_faults) would stop the fake's control script when a loaded machine starves the loop for 50 ms.
+    cfg.hardware = {"ip": "10.0.0.2", "connect_timeout_s": 60.0, "rtde_watchdog_hz": 0.0, "loop": {"rt_priority": 0}}
     robot = make_robot(cfg, file="rig.yaml", lib="fake_rtde")
     try:
         assert isinstance(robot, URRobot) and robot.state().q.shape == (6,)

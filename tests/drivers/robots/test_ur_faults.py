@@ -238,3 +238,14 @@ def test_a_dead_loop_process_is_a_fault_and_recover_starts_a_new_one(ur):
     assert one_line(robot.fault) == f"UR at {IP}: the UR loop process died; recover starts it again"
     robot.recover()
     assert robot.fault is None and np.all(np.isfinite(robot.state().tcp_pos))
+
+
+def test_recover_starts_a_new_loop_when_the_dead_one_still_looks_alive(ur):
+    """On a loaded machine a killed loop process can still look alive (not yet reaped) when
+    recover() looks: the request then meets a broken pipe, and recover reaps it and starts anew."""
+    robot, _ = ur()
+    robot._process.kill()
+    wait_for(lambda: robot.fault is not None)
+    robot._process.is_alive = lambda: True  # what recover() sees before the kernel has reaped it
+    robot.recover()
+    assert robot.fault is None and np.all(np.isfinite(robot.state().tcp_pos))
