@@ -10,8 +10,8 @@ module is only what its arm and its law need:
   Franka's postures) in, state and timing out, lock-free (:mod:`.shared`);
 * the process protocol (:func:`begin_process`, :func:`serve`): a pipe carrying ``start``
   (one session), ``recover`` and ``close`` from the parent, answered with ``(kind,
-  payload)`` messages (``ready``, ``error``, ``stopped``, ``fault``, ``recovered``,
-  ``closed``);
+  payload)`` messages (``connecting`` once the process has started and is about to
+  connect, then ``ready`` or ``error``; ``stopped``, ``fault``, ``recovered``, ``closed``);
 * :class:`LoopSessions`, the base of a backend's loop: session start (a target or hold
   written before it is stale), the stop request, reading the parent's commands, the
   timing statistics and publishing both blocks.

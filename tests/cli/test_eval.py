@@ -66,10 +66,15 @@ def learner_run(tmp_path_factory) -> Path:
                                 str(run_dir), "--port", str(port), "--no-eval", "--no-tensorboard", *sets(overrides)],
                                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "ROBOT_RL_TOKEN": TOKEN})
     actor = ActorProcess(load_config(CONFIG, overrides), TOKEN, target=f"127.0.0.1:{port}", actor_id="robot-e")
-    thread = threading.Thread(target=actor.run, kwargs={"max_steps": STEPS, "flush_timeout": 20}, daemon=True)
+    # The actor counts its steps only once the learner has answered (as `robot-rl actor` does): on a
+    # loaded host the learner takes a minute or more to start, and an actor that counted from its own
+    # start would finish its 30 steps, give up flushing them and leave the learner waiting for steps
+    # that never come. Bounded by work: the learner stops once it has trained on its 30 steps.
+    thread = threading.Thread(target=actor.run, kwargs={"max_steps": STEPS, "flush_timeout": 60,
+                                                        "count_only_connected": True}, daemon=True)
     try:
         thread.start()
-        learner.wait(timeout=240)  # it stops by itself once it has trained on train.total_env_steps steps
+        learner.wait(timeout=480)  # a hang guard only (start-up, 30 steps, ~20 tiny updates)
         thread.join(timeout=60)
     finally:
         actor.stop()

@@ -193,6 +193,7 @@ def loop_process_main(args: LoopArgs[FrankaHardwareConfig], conn: Any) -> None:
         conn.send(("error", f"the franka torque backend needs {args.lib}: {err} ({install_extra('real')})"))
         return
     configure_realtime(args.hw.loop, "torque loop", log)
+    conn.send(("connecting", None))  # the parent's connect_timeout_s starts here
     try:
         robot, model = connect(lib, args.hw)
     except Exception as err:  # noqa: BLE001 - any libfranka failure to connect is one line

@@ -159,12 +159,15 @@ class Ros2ControlRobot(Robot):
     """See the module docstring.
 
     ``label`` names the arm in every message, ``where`` the config section of ``settings``
-    (for the hints in them); ``run`` executes recovery commands (tests pass a fake).
+    (for the hints in them); ``run`` executes recovery commands (tests pass a fake);
+    ``clock`` (monotonic seconds) is what state ages and the watchdog are measured in (tests
+    that drive the node tick by tick pass one that advances with their ticks).
     """
 
     def __init__(self, robot_cfg: RobotConfig, settings: Ros2ControlSettings, node: Any, *,
                  run: Callable[..., Any] = subprocess.run, label: str = "ros2_control arm",
-                 where: str = "robot.hardware", logger: Optional[logging.Logger] = None) -> None:
+                 where: str = "robot.hardware", logger: Optional[logging.Logger] = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         from robot_rl.ros import msgs
 
         self.cfg = robot_cfg
@@ -173,6 +176,7 @@ class Ros2ControlRobot(Robot):
         self.label, self.where = label, where
         self.log = logger or logging.getLogger("robot_rl_drivers.robots.ros2_control.robot")
         self._run = run
+        self._clock = clock
         self.box = SafetyBox.from_config(robot_cfg)
         c = robot_cfg.controller
         self.clip = np.concatenate([np.asarray(c.error_clip_mm) / 1000.0, np.asarray(c.error_clip_rad)])
@@ -191,7 +195,7 @@ class Ros2ControlRobot(Robot):
         self._wrench_arrival = 0.0
         self._twist = np.zeros(6)
         self._slew = TargetSlew(c.max_target_speed, c.max_target_rot_speed)  # no pose: nothing to publish
-        self._last_command = time.monotonic()
+        self._last_command = self._clock()
         self._holding = True
         self._fault: Optional[str] = None  # the state stopped: nothing is published
         self._ft_fault: Optional[str] = None  # the F/T reading is stale or saturated: the hold pose is re-sent
@@ -262,7 +266,7 @@ class Ros2ControlRobot(Robot):
                 twist[3:] = np.clip(twist[3:], -MAX_TWIST[1], MAX_TWIST[1])
                 self._twist = (1.0 - TWIST_SMOOTHING) * self._twist + TWIST_SMOOTHING * twist
             self._pose = (pos, quat, stamp)
-            self._pose_arrival = time.monotonic()
+            self._pose_arrival = self._clock()
 
     def _on_joints(self, msg: Any) -> None:
         from robot_rl.ros import convert
@@ -283,7 +287,7 @@ class Ros2ControlRobot(Robot):
                                            f"{np.round(values, 3).tolist()}")
         with self._lock:
             self._joints = (q, dq, effort)
-            self._joints_arrival = time.monotonic()
+            self._joints_arrival = self._clock()
 
     def _on_wrench(self, msg: Any) -> None:
         topic = str(self.s.wrench_topic)
@@ -313,7 +317,7 @@ class Ros2ControlRobot(Robot):
             raise self._drop("wrench", f"saturated reading on {topic}: {over}")
         with self._lock:
             self._wrench = (wrench, in_tcp)
-            self._wrench_arrival = time.monotonic()
+            self._wrench_arrival = self._clock()
 
     def _set_ft_fault(self, reason: str) -> None:
         with self._lock:
@@ -331,7 +335,7 @@ class Ros2ControlRobot(Robot):
     # ------------------------------------------------------------------ target out
 
     def _stale_for(self) -> float:
-        return time.monotonic() - min(self._pose_arrival, self._joints_arrival)
+        return self._clock() - min(self._pose_arrival, self._joints_arrival)
 
     def _state_stale_reason(self) -> str:
         return (f"no state on {self.s.pose_topic} / {self.s.joint_states_topic} for {self._stale_for():.2f} s "
@@ -340,7 +344,7 @@ class Ros2ControlRobot(Robot):
     def _check_wrench_age(self) -> None:
         """With ``wrench_required``, a silent F/T stream is a fault; call with ``_lock`` held."""
         if self.s.wrench_required and self._wrench is not None and self._ft_fault is None:
-            age = time.monotonic() - self._wrench_arrival
+            age = self._clock() - self._wrench_arrival
             if age > self.s.state_timeout_s:
                 self._ft_fault_locked(f"no force-torque reading on {self.s.wrench_topic} for {age:.2f} s (sensor or "
                                       "its broadcaster stopped?): the arm holds; check `ros2 topic hz "
@@ -365,9 +369,9 @@ class Ros2ControlRobot(Robot):
             pos, quat, _ = self._pose
             if self._slew.pos is None:
                 self._hold_measured()
-            if not self._holding and time.monotonic() - self._last_command > self.watchdog_s:
+            if not self._holding and self._clock() - self._last_command > self.watchdog_s:
                 self.log.warning("no target for %.3f s: holding the current pose",
-                                 time.monotonic() - self._last_command)
+                                 self._clock() - self._last_command)
                 self.watchdog_holds += 1
                 self._hold_measured()
                 self._restore_posture()  # whoever moved the posture is gone too
@@ -487,7 +491,7 @@ class Ros2ControlRobot(Robot):
             if self._slew.pos is None:
                 self._hold_measured()
             self._slew.set_goal(goal_pos, goal_quat)
-            self._last_command = time.monotonic()
+            self._last_command = self._clock()
             self._holding = False
         if opening is not None:
             self._command_gripper(opening)

@@ -557,6 +557,7 @@ def loop_process_main(args: LoopArgs[URHardwareConfig], conn: Any) -> None:
         conn.send(("error", str(err)))
         return
     configure_realtime(args.hw.loop, "UR loop", log)  # before connecting: ur_rtde's threads inherit it
+    conn.send(("connecting", None))  # the parent's connect_timeout_s starts here
     try:
         ur = connect(rtde, args.hw)
     except Refused as err:

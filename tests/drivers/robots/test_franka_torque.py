@@ -155,7 +155,8 @@ def wait_for(predicate, timeout: float = 5.0) -> None:
 def test_written_torques_are_the_shared_law_on_the_streamed_states(fake_robot):
     make, log = fake_robot
     robot = make()
-    time.sleep(0.15)
+    # Counted in loop cycles, not slept: a starved loop process runs fewer cycles in a given time.
+    wait_for(lambda: robot.stats().cycles > 60, timeout=60.0)
     state = robot.state()
     assert state.q.shape == (7,) and state.tcp_quat.shape == (4,)
     assert np.allclose(state.tcp_wrench, [1.0, -2.0, 3.0, 0.1, -0.2, 0.3])
@@ -164,7 +165,8 @@ def test_written_torques_are_the_shared_law_on_the_streamed_states(fake_robot):
     assert np.allclose(state.tcp_twist, jac @ state.dq, atol=1e-9)
     target_pos = state.tcp_pos + np.array([0.010, -0.004, -0.006])
     robot.command(target_pos, state.tcp_quat)
-    time.sleep(0.15)
+    sent_at = robot.stats().cycles
+    wait_for(lambda: robot.stats().cycles > sent_at + 60, timeout=60.0)
     robot.close()
 
     data = load_session(log, 1)
@@ -193,7 +195,8 @@ def test_nothing_moves_before_the_first_state(fake_robot):
 def test_the_loop_reports_its_timing(fake_robot):
     make, log = fake_robot
     robot = make()
-    time.sleep(0.4)
+    # Waited for in cycles (generous deadline), not slept: a starved loop runs fewer per second.
+    wait_for(lambda: robot.stats().cycles > 100, timeout=60.0)
     live = robot.stats()
     assert live.cycles > 100 and live.sessions == 1
     robot.close()
@@ -202,7 +205,11 @@ def test_the_loop_reports_its_timing(fake_robot):
     assert stats.cycles == len(data["tau"])
     durations_ms = np.rint(data["duration"][1:] * 1000.0).astype(int)
     assert stats.missed_robot_cycles == int(np.sum(np.maximum(durations_ms - 1, 0)))
-    assert 0.3 < stats.period_p50_ms < 5.0, stats.summary()
+    # The host-clock period the loop reports against the robot clock's ticks between the same
+    # reads (the fake's log): a read waits for the next 1 ms tick, so p50 > 0.3 ms, and both medians
+    # agree within a tick however slowly a loaded host runs the loop.
+    robot_ms = float(np.median(data["duration"][1:] * 1000.0))
+    assert 0.3 < stats.period_p50_ms and abs(stats.period_p50_ms - robot_ms) < 1.5, (robot_ms, stats.summary())
     assert stats.period_p50_ms <= stats.period_p99_ms <= stats.period_max_ms + 1e-9
     assert 0 <= stats.late_cycles < stats.cycles
     assert 0.0 < stats.compute_p50_ms <= stats.compute_p99_ms <= stats.compute_max_ms + 1e-9
@@ -216,8 +223,8 @@ def test_the_watchdog_holds_when_targets_stop(fake_robot):
     state = robot.state()
     target = state.tcp_pos + np.array([0.0, 0.005, 0.0])
     robot.command(target, state.tcp_quat)
-    time.sleep(0.3)
-    assert robot.stats().watchdog_holds >= 1
+    # Waited for, not slept: a starved loop process may not reach 0.05 s of robot time in 0.3 s.
+    wait_for(lambda: robot.stats().watchdog_holds >= 1, timeout=60.0)
     robot.close()
     data = load_session(log, 1)
     # The replayed controller's own watchdog fires at the same robot times as the loop's.
@@ -231,9 +238,13 @@ def test_hold_makes_the_measured_pose_the_target(fake_robot):
     robot = make()
     state = robot.state()
     robot.command(state.tcp_pos + np.array([0.008, 0.0, 0.0]), state.tcp_quat)
-    time.sleep(0.1)
+    # Counted in loop cycles, not slept: each event must take effect in a cycle of its own, and a
+    # starved loop can run a single cycle in 0.1 s.
+    sent_at = robot.stats().cycles
+    wait_for(lambda: robot.stats().cycles > sent_at + 20, timeout=60.0)
     robot.hold()
-    time.sleep(0.1)
+    sent_at = robot.stats().cycles
+    wait_for(lambda: robot.stats().cycles > sent_at + 20, timeout=60.0)
     robot.close()
     applied, ctrl, _ = replay(load_session(log, 1), robot.cfg,
                               [("target", state.tcp_pos + np.array([0.008, 0.0, 0.0]), state.tcp_quat), ("hold",)])
@@ -246,7 +257,7 @@ def test_targets_outside_the_box_are_clipped_and_bad_ones_rejected(fake_robot):
     state = robot.state()
     robot.command(np.array([5.0, 0.0, 0.4]), state.tcp_quat)
     robot.command(np.array([np.nan, 0.0, 0.4]), state.tcp_quat)
-    time.sleep(0.1)
+    wait_for(lambda: robot.stats().box_clipped_targets >= 1, timeout=60.0)  # the loop takes it when it runs
     stats = robot.stats()
     assert stats.box_clipped_targets == 1
     assert stats.rejected_targets == 1
@@ -345,7 +356,9 @@ def test_a_posture_moves_the_null_space_by_the_shared_law_until_it_is_cleared(fa
     time.sleep(0.05)
     robot.set_posture(RESET_Q, 80.0)
     wait_for(lambda: robot.posture_override)
-    time.sleep(0.1)
+    # > 50 loop cycles with the posture, counted (a starved loop runs fewer than 50 in 0.1 s).
+    seen_at = robot.stats().cycles
+    wait_for(lambda: robot.stats().cycles > seen_at + 51, timeout=60.0)
     robot.set_posture(None)
     wait_for(lambda: not robot.posture_override)
     time.sleep(0.05)
@@ -355,7 +368,7 @@ def test_a_posture_moves_the_null_space_by_the_shared_law_until_it_is_cleared(fa
     applied, ctrl, _ = replay(load_session(log, 1), robot.cfg,
                               [("posture", RESET_Q, 80.0), ("posture", None, None)], gaps=gaps)
     assert len(applied) == 3, "the posture, its clearing and close()'s hold, each at one cycle"
-    assert applied[1] - applied[0] > 50  # ~0.1 s with the posture
+    assert applied[1] - applied[0] > 50  # the cycles waited for above
     # The configured law would have written other torques (more than rounding) on both switches;
     # the posture's effect grows from there as the law slews toward it (robot_rl.control.slew).
     assert gaps[0] > 1e-6 and gaps[1] > 1e-6, gaps
@@ -450,16 +463,20 @@ def test_real_pylibfranka_against_a_silent_robot_times_out():
         pytest.skip("port 1337 on loopback is in use")
     server.listen(1)
     accepted = []
-    threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True).start()
+    acceptor = threading.Thread(target=lambda: accepted.append((server.accept(), time.monotonic())), daemon=True)
+    acceptor.start()
     hw = build(FrankaHardwareConfig, {"ip": "127.0.0.1", "connect_timeout_s": 1.0,
                                       "loop": {"realtime": "ignore", "rt_priority": 0},
                                       "gripper": {"enabled": False}}, file="t.yaml")
     try:
-        start = time.time()
         with pytest.raises(DeviceError, match=r"the Franka at 127.0.0.1 did not answer within 1 s"):
             FrankaTorqueRobot(robot_config(), hw)
-        assert time.time() - start < 5.0
+        given_up = time.monotonic()
+        acceptor.join(timeout=30.0)
         assert accepted, "libfranka should have connected to the silent server"
+        # Timed from libfranka's connection, not from the call: spawning the loop process takes
+        # seconds on a loaded host, and connect_timeout_s starts only when the process connects.
+        assert given_up - accepted[0][1] < 5.0
     finally:
         server.close()
 

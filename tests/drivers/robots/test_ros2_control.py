@@ -73,9 +73,27 @@ def robot_cfg(**controller) -> RobotConfig:
         pos_low=(0.3, -0.2, 0.1), pos_high=(0.6, 0.2, 0.5)), controller=ControllerConfig(**controller))
 
 
-def make(node=None, run=subprocess.run, hw: dict | None = None, **controller) -> Ros2ControlRobot:
+def make(node=None, run=subprocess.run, hw: dict | None = None, clock=time.monotonic,
+         **controller) -> Ros2ControlRobot:
     node = node if node is not None else TimedNode()
-    return Ros2ControlRobot(robot_cfg(**controller), settings(**(hw or {})), node, run=run)
+    return Ros2ControlRobot(robot_cfg(**controller), settings(**(hw or {})), node, run=run, clock=clock)
+
+
+class ClockedNode(TimedNode):
+    """A TimedNode with a clock that advances one publish period per ``tick``, as under an executor
+    that keeps time: state ages and the watchdog then count ticks, which a loaded host cannot
+    stretch (a test process starved for a second between two ticks is not a stopped controller)."""
+
+    def __init__(self, hz: float = 100.0) -> None:
+        super().__init__()
+        self.now, self.period = 1000.0, 1.0 / hz
+
+    def clock(self) -> float:
+        return self.now
+
+    def tick(self) -> None:
+        self.now += self.period
+        super().tick()
 
 
 def joint_msg(names=UR_JOINTS, q=Q, t=None):
@@ -265,19 +283,21 @@ def test_joint_states_map_by_name_to_the_configured_order():
 
 
 def test_targets_are_box_clipped_error_clipped_and_slewed():
-    node = TimedNode()
-    robot = make(node, error_clip_mm=(10.0, 5.0, 10.0), error_clip_rad=(0.05, 0.05, 0.05))
+    node = ClockedNode()
+    robot = make(node, clock=node.clock, error_clip_mm=(10.0, 5.0, 10.0), error_clip_rad=(0.05, 0.05, 0.05))
     settle(node, 0.05)
+    # Settles of 0.2 s on the node's clock: long enough for the slew (1 m/s, 3 rad/s at 100 Hz), and
+    # two of them stay inside the 0.5 s watchdog that would otherwise hold the measured pose.
     robot.command(HOME + np.array([0.004, 0.003, -0.002]), DOWN)  # within the clip: sent as is
-    settle(node)
+    settle(node, 0.2)
     np.testing.assert_allclose(targets(node)[-1][0], HOME + [0.004, 0.003, -0.002])
     robot.command(np.array([2.0, -0.01, 0.30]), rpy_to_quat(np.array([np.pi, 0.0, 0.5])))  # out of the box in x
-    settle(node)
+    settle(node, 0.2)
     pos, quat = targets(node)[-1]
     np.testing.assert_allclose(pos, HOME + [0.010, -0.005, 0.0])  # 10 mm and 5 mm from the measured pose
     assert np.abs(orientation_error(quat, DOWN)).max() == pytest.approx(0.05)  # the rotation error clipped too
     assert robot.box_clipped_targets == 1
-    settle(node, pos=np.array([0.595, -0.01, 0.30]))  # the arm followed: the target leads it to the box wall
+    settle(node, 0.2, pos=np.array([0.595, -0.01, 0.30]))  # the arm followed: the target leads it to the box wall
     np.testing.assert_allclose(targets(node)[-1][0], [0.6, -0.01, 0.30])
     hz = robot.s.publish_hz
     n = len(targets(node))
