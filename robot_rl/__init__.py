@@ -5,7 +5,8 @@ library; heavier parts are imported where they are used. It registers the gymnas
 ``robot_rl/<Task>-v0`` of every task with a scene (gymnasium's convention: importing the
 package registers its envs), with string entry points, so that
 ``gymnasium.make("robot_rl/PickCube-v0")`` works after ``import robot_rl`` and builds
-the sim only then.
+the sim only then. Where gymnasium is missing (the ``ros2`` command's Python, which runs
+launch files and has only numpy and PyYAML), it registers nothing.
 """
 
 from robot_rl.version import __version__
@@ -25,4 +26,10 @@ def register_envs() -> None:
             gym.register(spec.env_id, entry_point="robot_rl.assemble:make_registered_env", kwargs={"task": spec.name})
 
 
-register_envs()
+
+try:
+    import gymnasium  # noqa: F401
+except ImportError:  # the `ros2` command's Python running a launch file: only numpy and PyYAML, no envs to make
+    pass
+else:
+    register_envs()
