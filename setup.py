@@ -54,9 +54,13 @@ setup(
         "wandb": ["wandb>=0.17"],  # logging to Weights & Biases (train.wandb), off by default
         "viz": ["rerun-sdk>=0.23"],  # the live view of a session (viz.rerun), off by default
         "docs": ["mkdocs>=1.6"],
+        # LeRobotDataset v3 in and out (robot-rl demos --format lerobot): parquet, and PyAV to decode the AV1 videos
+        # LeRobot writes. LeRobot's own dataset package is not it: it pins an older OpenCV and needs a torchvision
+        # that loads beside the CPU torch pin (see docs/lerobot.md)
+        "lerobot": ["pyarrow>=15", "av>=14"],
         # dev = sim + the hardware libraries (tests drive them at their library boundary) + test tools
         "dev": ["pytest>=7", "ruff==0.17.6", "rosbags>=0.10", "catkin_pkg>=1.0", "grpcio-tools>=1.85.1", "mujoco>=3.2",
-                "wandb>=0.17", "rerun-sdk>=0.23", "mkdocs>=1.6", *REAL],
+                "wandb>=0.17", "rerun-sdk>=0.23", "mkdocs>=1.6", "pyarrow>=15", "av>=14", *REAL],
     },
     entry_points={
         "console_scripts": [f"robot-rl = {PACKAGE}.cli:main"]

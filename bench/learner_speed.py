@@ -7,7 +7,7 @@ critics unless told otherwise; on a GPU the clock stops after ``torch.cuda.synch
 
 * ``state``: PickCube-sized state (26 floats), 4-D action, 2 LayerNorm critics, MLP 256x256;
   ``state_10_critics``: the same with RLPD's 10 critics (random pair for the target);
-* ``pixels_small``: two 128x128 cameras, the small conv encoder trained from scratch, DrQ shifts;
+* ``pixels_small``: two 128x128 cameras (``--image-size``), the small conv encoder trained from scratch, DrQ shifts;
 * ``resnet10_cached``: a frozen ResNet-10-style backbone whose features were computed
   when frames entered replay (the default for a frozen backbone);
   ``resnet10_per_batch``: the same backbone run on every sampled image (obs and next obs);
@@ -27,7 +27,8 @@ depend on them. ``--device cuda`` without a GPU, or ``bf16`` on a GPU without it
 one-line error. Usage::
 
     python bench/learner_speed.py [--batch 256] [--updates 50] [--image-updates 5] [--device auto]
-                                  [--threads 0] [--skip-per-batch] [--skip-options] [--skip-compile]
+                                  [--threads 0] [--image-size 128] [--skip-per-batch] [--skip-options]
+                                  [--skip-compile] [--skip-state]
 
 Ends with one JSON line of the figures.
 """
@@ -99,7 +100,7 @@ def time_updates(learner: Learner, updates: int, warmup: int = 2, max_seconds: f
 
 def case(name: str, agent_cfg: AgentConfig, cameras: int, args: argparse.Namespace, updates: int,
          figures: dict[str, float | str | int], **execution: object) -> Learner:
-    space = obs_space(cameras)
+    space = obs_space(cameras, args.image_size)
     train_cfg = TrainConfig(batch_size=args.batch, replay_capacity=4 * EPISODE * 10, demo_capacity=4 * EPISODE * 10,
                             device=args.device, **{**PLAIN, **execution})  # type: ignore[arg-type]
     learner = Learner(agent_cfg, train_cfg, space, gym.spaces.Box(-1, 1, (ACTION_DIM,), np.float32), seed=0)
@@ -140,6 +141,8 @@ def main() -> None:
     parser.add_argument("--image-updates", type=int, default=5, help="timed updates per image case")
     parser.add_argument("--device", default="auto", choices=["cpu", "cuda", "auto"])
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: PyTorch default)")
+    parser.add_argument("--image-size", type=int, default=128, help="camera images' side in pixels (two cameras)")
+    parser.add_argument("--skip-state", action="store_true", help="skip the state cases (image figures only)")
     parser.add_argument("--skip-per-batch", action="store_true", help="skip the slow per-batch ResNet case")
     parser.add_argument("--skip-options", action="store_true", help="skip the prefetch/bf16/compile figures")
     parser.add_argument("--skip-compile", action="store_true", help="skip the compiled cases (compiling is slow)")
@@ -157,14 +160,19 @@ def main() -> None:
     print(f"device: {name}, torch {torch.__version__}")
     figures: dict[str, float | str | int] = {"bench": "learner_speed", "device": name, "batch": args.batch}
 
+    if not 8 <= args.image_size <= 512:
+        sys.exit(f"error: --image-size {args.image_size}: give a side between 8 and 512 pixels")
+    side = f"2x{args.image_size}"
+    figures["image_size"] = args.image_size
     small = AgentConfig(encoder=EncoderConfig(kind="small"))
-    case("state", AgentConfig(), 0, args, args.updates, figures)
-    case("state_10_critics", AgentConfig(num_critics=10), 0, args, args.updates, figures)
+    if not args.skip_state:
+        case("state", AgentConfig(), 0, args, args.updates, figures)
+        case("state_10_critics", AgentConfig(num_critics=10), 0, args, args.updates, figures)
     learner = case("pixels_small", small, 2, args, args.image_updates, figures)
     replay = learner.online
-    figures["bytes_per_transition_2x128"] = round(replay.bytes_per_slot())  # episodes that end in success
-    figures["bytes_per_transition_2x128_timeout_50"] = round(replay.bytes_per_transition(episode_length=50))
-    figures["bytes_per_transition_2x128_timeout_100"] = round(replay.bytes_per_transition(episode_length=100))
+    figures[f"bytes_per_transition_{side}"] = round(replay.bytes_per_slot())  # episodes that end in success
+    figures[f"bytes_per_transition_{side}_timeout_50"] = round(replay.bytes_per_transition(episode_length=50))
+    figures[f"bytes_per_transition_{side}_timeout_100"] = round(replay.bytes_per_transition(episode_length=100))
     cached = AgentConfig(encoder=EncoderConfig(kind="resnet10", cache_features=True))
     learner = case("resnet10_cached", cached, 2, args, args.image_updates, figures)
     figures["bytes_per_transition_resnet10_cached"] = round(learner.online.bytes_per_slot())
@@ -175,13 +183,16 @@ def main() -> None:
         for option, execution in OPTIONS.items():
             if args.skip_compile and execution.get("compile"):
                 continue
-            case(f"state_{option}", AgentConfig(), 0, args, args.updates, figures, **execution)
+            if not args.skip_state:
+                case(f"state_{option}", AgentConfig(), 0, args, args.updates, figures, **execution)
             case(f"pixels_small_{option}", small, 2, args, args.image_updates, figures, **execution)
-    figures["backbone_images_per_s"] = round(backbone_images_per_s(device), 1)
-    print(f"frozen ResNet-10 forward: {figures['backbone_images_per_s']} images/s (128x128)")
-    print(f"replay, two 128x128 cameras: {figures['bytes_per_transition_2x128']} bytes per transition when episodes "
-          f"end in success (no final frame), {figures['bytes_per_transition_2x128_timeout_100']} when every 100-step "
-          f"episode times out, {figures['bytes_per_transition_2x128_timeout_50']} for 50-step time-outs; "
+    figures["backbone_images_per_s"] = round(backbone_images_per_s(device, size=args.image_size), 1)
+    size = f"{args.image_size}x{args.image_size}"
+    print(f"frozen ResNet-10 forward: {figures['backbone_images_per_s']} images/s ({size})")
+    print(f"replay, two {size} cameras: {figures[f'bytes_per_transition_{side}']} bytes "
+          f"per transition when episodes end in success (no final frame), "
+          f"{figures[f'bytes_per_transition_{side}_timeout_100']} when every 100-step episode times out, "
+          f"{figures[f'bytes_per_transition_{side}_timeout_50']} for 50-step time-outs; "
           f"{figures['bytes_per_transition_resnet10_cached']} with cached ResNet-10 features instead of images")
     print("env steps/s of the pixel env with MuJoCo rendering: bench/sim_speed.py")
     print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in figures.items()}))

@@ -12,6 +12,9 @@ seed as soon as an evaluation reaches ``--target``. A seed that never gets there
     python bench/sample_efficiency.py --pixels --tasks pick_cube peg_insert  # from the robot's view
     python bench/sample_efficiency.py --pixels --tasks pick_cube --classifier runs/bench_hil/reward.pt \
         --classifier-set 'reward.image_size=[32,32]'                        # ... with the learned reward
+    python bench/sample_efficiency.py --pixels --tasks peg_insert --settings-of configs/franka_peg_insert.yaml
+        # ... with a real cell's agent and image settings: its whole agent section, its UTD, batch and
+        # demo fraction, and its cameras' sizes (resize), on the sim twin of the task
 
 Ends with one JSON line: per task and demo count, the steps of each seed, the median
 and the spread (min, max), and the wall time. Draws ``<out>/<task>_<state|pixels>_success.png``
@@ -23,15 +26,40 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
+from robot_rl.config import Config
 from robot_rl.errors import RobotRLError
 from robot_rl.paths import pixels_config, resolve_config
 from robot_rl.tasks import load_config, sim_tasks
 from robot_rl.training.curves import plot_success, runs_of
 from robot_rl.training.trainer import train
+
+#: The train settings that are part of a cell's learning recipe (the rest are the bench's: budget, evals, demos).
+RECIPE_TRAIN_KEYS = ("utd_ratio", "batch_size", "demo_fraction")
+
+
+def flat_overrides(prefix: str, value: object) -> list[str]:
+    """``KEY=VALUE`` overrides that set ``prefix`` to ``value``, one per leaf (values as JSON, which YAML reads)."""
+    if isinstance(value, dict):
+        return [o for key, item in value.items() for o in flat_overrides(f"{prefix}.{key}", item)]
+    return [f"{prefix}={json.dumps(list(value) if isinstance(value, tuple) else value)}"]
+
+
+def recipe_overrides(cell: Config) -> list[str]:
+    """The learning recipe of ``cell`` (a real cell's config) as overrides for its sim twin: the
+    whole agent section, the train keys of :data:`RECIPE_TRAIN_KEYS`, and each of its policy
+    cameras' size as the policy sees it (after its crop and resize)."""
+    overrides = flat_overrides("agent", asdict(cell.agent))
+    overrides += [f"train.{key}={json.dumps(getattr(cell.train, key))}" for key in RECIPE_TRAIN_KEYS]
+    for name in cell.env.cameras:
+        cam = cell.cameras[name]
+        height, width, _ = cam.obs_shape()
+        overrides += [f"cameras.{name}.width={width}", f"cameras.{name}.height={height}"]
+    return overrides
 
 
 def run_one(task: str, demos: int, seed: int, args: argparse.Namespace) -> dict:
@@ -48,6 +76,7 @@ def run_one(task: str, demos: int, seed: int, args: argparse.Namespace) -> dict:
         overrides += ["env.obs_mode=pixels"]
         if args.encoder:
             overrides += [f"agent.encoder.kind={args.encoder}"]
+        overrides += args.recipe
     if args.classifier:  # the learned-reward variant: success (and the episode's end) is the classifier's
         overrides += [f"reward.classifier_path={args.classifier}", *args.classifier_set]
     cfg = load_config(resolve_config(config), overrides + list(args.overrides))
@@ -95,12 +124,24 @@ def main() -> None:
                              "evaluation is still scored by ground truth")
     parser.add_argument("--classifier-set", action="append", default=[], metavar="KEY=VALUE",
                         help="reward.* settings the classifier was trained with (e.g. reward.image_size=[32,32])")
+    parser.add_argument("--settings-of", metavar="CONFIG",
+                        help="with --pixels: train with this (real cell's) config's agent section, UTD, batch, "
+                             "demo fraction and camera sizes")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
     parser.add_argument("--out", default="runs/bench_sample_efficiency")
     parser.add_argument("--progress", action="store_true", help="show each run's progress bar")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="extra config override for every run")
     args = parser.parse_args()
+    args.recipe = []
+    if args.settings_of:
+        if not args.pixels:
+            parser.error("--settings-of needs --pixels: a real cell's recipe is for the robot's view")
+        try:
+            args.recipe = recipe_overrides(load_config(resolve_config(args.settings_of)))
+        except RobotRLError as err:
+            parser.exit(2, f"error: {err}\n")
+        print(f"settings of {args.settings_of}: {' '.join(args.recipe)}", flush=True)
 
     results = {}
     view = ("pixels" if args.pixels else "state") + ("_learned_reward" if args.classifier else "")
@@ -125,7 +166,8 @@ def main() -> None:
             png = None
         for name in names:
             results[name]["png"] = None if png is None else str(png)
-    print(json.dumps({"target": args.target, "eval_episodes": args.eval_episodes, "results": results}))
+    print(json.dumps({"target": args.target, "eval_episodes": args.eval_episodes, "settings_of": args.settings_of,
+                      "results": results}))
 
 
 if __name__ == "__main__":

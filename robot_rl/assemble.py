@@ -50,7 +50,10 @@ def sim_parts(cfg: Config, render: bool = False) -> EnvParts:
 
 
 def make_env(cfg: Config, *, render_mode: str | None = None, parts: EnvParts | None = None) -> gym.Env:
-    """The env a config describes, with its wrappers. Without ``parts``, a sim env."""
+    """The env a config describes, with its wrappers. Without ``parts``, a sim env; with ``env.gym_id``,
+    that registered gymnasium env (:mod:`robot_rl.envs.gym_env`)."""
+    if cfg.env.gym_id is not None and parts is None:
+        return gym_env(cfg, render_mode=render_mode)
     if parts is None:
         spec = get_task(cfg.task.name)
         if spec.real_only:
@@ -61,6 +64,15 @@ def make_env(cfg: Config, *, render_mode: str | None = None, parts: EnvParts | N
         parts = sim_parts(cfg, render=render_mode == "rgb_array")
     env = RobotEnv(cfg, parts.robot, parts.cameras, parts.clock, parts.task, render_mode=render_mode)
     return wrap_env(env, cfg)
+
+
+def gym_env(cfg: Config, *, render_mode: str | None = None) -> gym.Env:
+    """The registered gymnasium env ``env.gym_id`` as robot_rl's (:mod:`robot_rl.envs.gym_env`)."""
+    from robot_rl.envs.gym_env import make_gym_env
+
+    assert cfg.env.gym_id is not None
+    return make_gym_env(cfg.env.gym_id, kwargs=dict(cfg.env.gym_kwargs), obs_map=cfg.env.gym_obs,
+                        max_episode_steps=cfg.env.max_episode_steps, render_mode=render_mode)
 
 
 def config_spaces_env(cfg: Config) -> gym.Env:
@@ -75,6 +87,8 @@ def config_spaces_env(cfg: Config) -> gym.Env:
     """
     from robot_rl.envs.spaces_only import NoCamera, NoClock, NoRobot, NoTask
 
+    if cfg.env.gym_id is not None:  # its spaces are the built env's: building one is cheap and moves nothing
+        return policy_view(gym_env(cfg), cfg)
     spec = get_task(cfg.task.name)
     state_dim = spec.task.state_dim if cfg.robot.backend == "sim" and not spec.real_only else 0
     cameras = {name: NoCamera() for name in cfg.env.cameras} if cfg.env.obs_mode != "state" else {}
@@ -143,6 +157,10 @@ def make_actor_env(cfg: Config, role: EnvRole = "train", *, parts: EnvParts | No
     (:class:`~robot_rl.envs.live_view.LiveView`) around all of it, so it shows what the
     learner gets: the executed action, the final reward, intervention and success.
     """
+    if role == "demos" and cfg.env.gym_id is not None:
+        raise ConfigError(f"env.gym_id '{cfg.env.gym_id}': a gymnasium env has no scripted expert to record "
+                          "demos with; set train.scripted_demos=0 and give recorded demos in train.demos "
+                          "(robot-rl demos import --format lerobot makes them from a LeRobotDataset)")
     env = make_env(cfg, parts=parts, render_mode=render_mode)
     if role != "eval":
         from robot_rl.reward.wrapper import wrap_reward  # torch: imported only when needed

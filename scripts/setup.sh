@@ -11,7 +11,8 @@
 #   wandb   logging to Weights & Biases (train.wandb.enabled)
 #   viz     the rerun live view of a session (viz.rerun)
 #   docs    mkdocs, to build and serve docs/
-#   dev     everything the test suite needs: sim, real, wandb, viz, docs and the test tools (pytest, ruff, ...);
+#   lerobot LeRobotDataset v3 in and out (robot-rl demos --format lerobot): pyarrow, and PyAV for AV1 videos
+#   dev     everything the test suite needs: sim, real, wandb, viz, docs, lerobot and the test tools (pytest, ruff, ...);
 #           not ur (the tests drive the UR backend through a fake)
 # Run it again with another extra to add it to the same virtualenv (scripts/setup.sh ur): what is installed stays.
 # Afterwards the commands are in .venv/bin: call .venv/bin/robot-rl, or `source .venv/bin/activate` first.

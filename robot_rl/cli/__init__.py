@@ -38,7 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "launch": ("robot_rl.cli.launch", "start a session's node graph (sim or robot) as processes, without ROS 2"),
     "encoder": ("robot_rl.cli.encoder",
                 "check a pretrained ResNet-10 weights file, or convert it to the project format"),
-    "demos": ("robot_rl.cli.demos", "export a demo directory to a rosbag2 MCAP bag, or import one back"),
+    "demos": ("robot_rl.cli.demos",
+              "export a demo directory to a rosbag2 MCAP bag or a LeRobotDataset v3 folder, or import one back"),
     "bag": ("robot_rl.cli.bag", "check a rosbag2 MCAP bag (a recorded session), or repair one a crash cut short"),
 }
 

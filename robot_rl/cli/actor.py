@@ -44,7 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--flush-timeout", type=float, default=30.0,
                         help="seconds to wait at the end for queued steps to reach the learner")
     parser.add_argument("--no-progress", action="store_true",
-                        help="no progress bar or status lines (episodes, success, weights, unsent steps)")
+                        help="no bar; a status line only when it starts, once a minute and at the end"
+                             " (episodes, success, weights, unsent steps)")
 
 
 def run(args: argparse.Namespace) -> int:

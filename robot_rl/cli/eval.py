@@ -2,17 +2,22 @@
 
     robot-rl eval runs/pick_cube [--episodes 10] [--seed 0] [--set key=value ...] [--graph]
 
-RUN_DIR is a ``robot-rl train`` or a ``robot-rl learner`` run directory (or its
-``checkpoint/`` folder): both write the one checkpoint format
-(:mod:`robot_rl.training.checkpoint`). The policy acts with its mean action.
+RUN_DIR is a ``robot-rl train``, ``robot-rl learner`` or ``robot-rl train-bc`` run directory
+(or its ``checkpoint/`` folder): all write the one checkpoint format
+(:mod:`robot_rl.training.checkpoint`). The policy acts with its mean action; a BC policy
+with its temporally ensembled chunks; a residual run's on top of the base policy its
+checkpoint records, which is loaded and must act as the one it learned on
+(:func:`robot_rl.training.base_acting.saved_actor`).
 
 * Direct (default): the gymnasium sim env, episode ``i`` reset with seed ``--seed + i``
   (:func:`robot_rl.training.evaluation.evaluate`, as the trainer evaluates), success by
   the task's own verdict; every rendered frame goes into ``--video`` (MP4, mp4v).
 * ``--graph``: the way a robot runs it: ``robot-rl launch``'s machinery starts the sim
   node and the actor node with ``ros.policy: checkpoint`` for ``ros.episodes`` episodes
-  (no person, no recording); success is what the actor node books. No video in this
-  mode (the frames stay in the node graph).
+  (no person, no recording); success is what the actor node books, and the report says
+  why each failed episode failed (``failures``: a robot fault such as a stale state, the
+  time limit, refused actions, the task). The sim node films the episodes
+  (``ros.video``) into the same ``--video`` file as the direct mode.
 
 The env comes from the checkpoint's own config unless ``--config`` names another, with
 ``--set`` on top; the policy network is built from that config's ``agent`` section and
@@ -43,7 +48,7 @@ from robot_rl.tasks import config_from_dict, load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir", help="a robot-rl train or robot-rl learner run directory")
+    parser.add_argument("run_dir", help="a robot-rl train, robot-rl learner or robot-rl train-bc run directory")
     parser.add_argument("--episodes", type=int, default=10, help="how many episodes (default 10)")
     parser.add_argument("--seed", type=int, help="seed of the first episode (default: train.eval_seed)")
     parser.add_argument("--config", help="build the env from this config instead of the checkpoint's own")
@@ -67,10 +72,10 @@ def run(args: argparse.Namespace) -> int:
     cfg = _config(args, state, path)
     seed = cfg.train.eval_seed if args.seed is None else args.seed
     out = Path(args.out) if args.out else run_dir / "eval"
+    video = None if args.no_video else Path(args.video) if args.video else out / "eval.mp4"
     if args.graph:
-        result = _run_graph(cfg, state, path, run_dir, args, seed, out)
+        result = _run_graph(cfg, state, path, run_dir, args, seed, out, video)
     else:
-        video = None if args.no_video else Path(args.video) if args.video else out / "eval.mp4"
         result = _run_sim(cfg, state, path, args.episodes, seed, video)
     report = {"task": cfg.task.name, "run_dir": str(run_dir), "checkpoint": str(path), "kind": state.get("kind"),
               "updates": state.get("agent", {}).get("critic_updates"), "mode": "graph" if args.graph else "sim",
@@ -80,9 +85,23 @@ def run(args: argparse.Namespace) -> int:
           f"in {report['mode']}, policy of the {report['kind']} run {run_dir} ({report['updates']} updates)"
           + (f"; video {report['video']}" if report.get("video") else "")
           + (f"; {len(faults)} episode(s) failed on a refused action, the first (episode {faults[0]['episode']}, "
-             f"step {faults[0]['step']}): {faults[0]['reason']}" if faults else ""))
+             f"step {faults[0]['step']}): {faults[0]['reason']}" if faults else "")
+          + _failure_counts(report.get("failures") or []))
     print(jsonio.dumps(report))
     return 0
+
+
+def _failure_counts(failures: list[dict[str, Any]]) -> str:
+    """``; failed: 2 timeout, 1 robot fault (episodes 0, 3, 5)``, or nothing when none failed."""
+    if not failures:
+        return ""
+    kinds: dict[str, int] = {}
+    for failure in failures:
+        kind = failure["why"].split(":")[0]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    episodes = ", ".join(str(f["episode"]) for f in failures[:10]) + (", ..." if len(failures) > 10 else "")
+    return (f"; failed: {', '.join(f'{n} {kind}' for kind, n in kinds.items())} (episode {episodes}; the first: "
+            f"{failures[0]['why']})")
 
 
 def _check_run_path(run_dir: str) -> None:
@@ -109,16 +128,18 @@ def _config(args: argparse.Namespace, state: dict[str, Any], path: Path) -> Conf
 def _run_sim(cfg: Config, state: dict[str, Any], path: Path, episodes: int, seed: int,
              video: Path | None) -> dict[str, Any]:
     """Episodes in the gymnasium env, through the trainer's own evaluation."""
-    from robot_rl.agents.policy_check import ActionGuard, EndOnRefusal
+    from robot_rl.agents.policy_check import EndOnRefusal
     from robot_rl.assemble import make_env, policy_view
+    from robot_rl.training.base_acting import saved_actor
     from robot_rl.training.evaluation import EpisodeVideo, evaluate
-    from robot_rl.training.saved_policy import build_policy
 
     env: Any = policy_view(make_env(cfg, render_mode="rgb_array" if video else None), cfg)
+    saved = None
     try:
         first, _ = env.reset(seed=seed)  # a recorded observation for the check: the first episode's first
-        saved = build_policy(state, path, cfg.agent, env.observation_space, env.action_space, recorded=[first])
-        guard = ActionGuard(env, saved.policy)
+        saved = saved_actor(path, cfg.agent, env, recorded=[first], state=(state, path))
+        env = saved.env  # a residual run's: its base acts here, the policy adds the residual
+        guard = saved.guard()
         env = faults = EndOnRefusal(env, guard)
         if video is not None:
             env = EpisodeVideo(env, video)
@@ -129,23 +150,30 @@ def _run_sim(cfg: Config, state: dict[str, Any], path: Path, episodes: int, seed
     return {"episodes": result.episodes, "successes": round(result.success_rate * result.episodes),
             "success_rate": result.success_rate, "mean_return": result.mean_return,
             "mean_length": result.mean_length, "video": None if written is None else str(written),
-            "video_frames": env.frames if video is not None else 0, "policy_faults": faults.faults}
+            "video_frames": env.frames if video is not None else 0, "policy_faults": faults.faults,
+            **_base_refusals(saved)}
+
+
+def _base_refusals(saved: Any) -> dict[str, Any]:
+    """A residual run's base actions and residuals refused (the arm held), when it has a base."""
+    status = saved.status() if saved is not None else {}
+    return {k: status[k] for k in ("base_refused", "residual_refused") if k in status}
 
 
 def _check_fits(cfg: Config, state: dict[str, Any], path: Path) -> None:
     """Refuse a checkpoint that does not fit before any node starts: one line, not a dead node."""
     from robot_rl.assemble import config_spaces_env
-    from robot_rl.training.saved_policy import build_policy
+    from robot_rl.training.base_acting import saved_actor
 
     env = config_spaces_env(cfg)  # the actor's spaces from the config alone: no sim (a real-only task has none)
     try:
-        build_policy(state, path, cfg.agent, env.observation_space, env.action_space)
+        saved_actor(path, cfg.agent, env, state=(state, path))  # a residual run's base too, or a BC policy
     finally:
         env.close()
 
 
 def _run_graph(cfg: Config, state: dict[str, Any], path: Path, run_dir: Path, args: argparse.Namespace,
-               seed: int, out: Path) -> dict[str, Any]:
+               seed: int, out: Path, video: Path | None = None) -> dict[str, Any]:
     """Episodes through the node graph: the sim node and the actor node with ``ros.policy: checkpoint``."""
     import yaml
 
@@ -156,7 +184,8 @@ def _run_graph(cfg: Config, state: dict[str, Any], path: Path, run_dir: Path, ar
     _check_fits(cfg, state, path)
     data = to_dict(cfg)
     data["ros"].update(policy="checkpoint", checkpoint=str(run_dir.resolve()), episodes=args.episodes, seed=seed,
-                       demos_dir=None, reward_frames_dir=None)
+                       demos_dir=None, reward_frames_dir=None,
+                       video=str(video.resolve()) if video is not None else None)  # the sim node films
     data["intervention"]["device"] = "none"  # the policy alone is evaluated
     session_cfg = config_from_dict(data, file="robot-rl eval --graph")
     durable_mkdir(out)
@@ -171,8 +200,11 @@ def _run_graph(cfg: Config, state: dict[str, Any], path: Path, run_dir: Path, ar
     episodes = int(summary["episodes"])
     return {"episodes": episodes, "successes": int(summary["successes"]),
             "refused_actions": int(summary.get("refused_actions", 0)),
+            **{k: int(summary[k]) for k in ("base_refused", "residual_refused") if k in summary},
             "success_rate": summary["successes"] / episodes if episodes else 0.0, "mean_return": None,
-            "mean_length": summary["steps"] / episodes if episodes else 0.0, "video": None}
+            "mean_length": summary["steps"] / episodes if episodes else 0.0,
+            "failures": list(summary.get("failures", [])),
+            "video": str(video) if video is not None and video.is_file() else None}
 
 
 class _Lines:

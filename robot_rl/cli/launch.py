@@ -38,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds each node gets to exit after SIGINT before SIGTERM, then SIGKILL")
     parser.add_argument("--dry-run", action="store_true", help="print the nodes' commands and params file, start none")
     parser.add_argument("--no-progress", action="store_true",
-                        help="no progress bar or status lines on stderr (nodes up, episodes)")
+                        help="no bar; a status line only when it starts, once a minute and at the end"
+                             " (nodes up, episodes)")
 
 
 def run(args: argparse.Namespace) -> int:

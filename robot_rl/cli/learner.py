@@ -54,7 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-eval", action="store_true", help="no periodic evaluation in sim")
     parser.add_argument("--no-tensorboard", action="store_true", help="no TensorBoard logs")
     parser.add_argument("--no-progress", action="store_true",
-                        help="no progress bar or status lines (env steps per actor, updates, UTD, weights)")
+                        help="no bar; a status line only when it starts, once a minute and at the end"
+                             " (env steps per actor, updates, UTD, weights)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,9 +1,11 @@
 """``robot-rl rollout``: run the scripted expert in sim, report success, save an image strip.
 
 The strip is up to :data:`STRIP_FRAMES` frames of the first episode, evenly spaced from
-its reset to its last step (every camera side by side), each labelled with its step
-number, the reward of that step and whether the task has succeeded; the last frame also
-gets a green (success) or red (failure) border.
+its reset to its last step (every camera side by side, each named), each labelled with its
+step number, the reward of that step and whether the task has succeeded; the last frame
+also gets a green (success) or red (failure) border. The frames are wrapped into rows of
+:data:`STRIP_COLUMNS`, read left to right and top to bottom (12 frames of two 128 px
+cameras: a 1024x384 image, not one 3072x128 row).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from robot_rl.paths import resolve_config
 from robot_rl.tasks import get_task, load_config
 
 STRIP_FRAMES = 12
+STRIP_COLUMNS = 4
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,13 +51,13 @@ def run(args: argparse.Namespace) -> int:
         done, steps, info = False, 0, {"success": False}
         keep = i == 0 and not args.no_strip
         if keep:
-            strip.append((env.render(), "t 0  reward -  success no"))
+            strip.append((_frame(env), "t 0  reward -  success no"))
         while not done:
             obs, reward, terminated, truncated, info = env.step(expert.act(obs))
             done = terminated or truncated
             steps += 1
             if keep:
-                strip.append((env.render(), f"t {steps}  reward {float(reward):.2f}  "
+                strip.append((_frame(env), f"t {steps}  reward {float(reward):.2f}  "
                                             f"success {'yes' if info.get('success') else 'no'}"))
         successes += int(info["success"])
         if i == 0:
@@ -79,16 +82,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_strip(path: Path, frames: list[tuple[np.ndarray, str]], success: bool, count: int = STRIP_FRAMES) -> Path:
-    """Up to ``count`` of ``frames`` (evenly spaced, first and last included), labelled, in one row."""
+def _frame(env: object) -> np.ndarray:
+    """What the env renders, every camera named (a RobotEnv's views), else its plain render."""
+    from robot_rl.training.frames import camera_tiles
+
+    views = getattr(getattr(env, "unwrapped", env), "render_views", None)
+    named = views() if callable(views) else {}
+    return camera_tiles(named) if named else env.render()  # type: ignore[attr-defined]
+
+
+def write_strip(path: Path, frames: list[tuple[np.ndarray, str]], success: bool, count: int = STRIP_FRAMES,
+                columns: int = STRIP_COLUMNS) -> Path:
+    """Up to ``count`` of ``frames`` (evenly spaced, first and last included), labelled, in rows of ``columns``."""
     import cv2
 
-    from robot_rl.training.frames import label, mark_outcome
+    from robot_rl.training.frames import grid, label, mark_outcome
 
     picks = sorted(set(np.linspace(0, len(frames) - 1, min(count, len(frames))).round().astype(int).tolist()))
     tiles = [label(frames[i][0], frames[i][1]) for i in picks[:-1]]
     last, caption = frames[picks[-1]]
     tiles.append(mark_outcome(last, success, caption))
-    if not cv2.imwrite(str(path), cv2.cvtColor(np.concatenate(tiles, axis=1), cv2.COLOR_RGB2BGR)):
+    if not cv2.imwrite(str(path), cv2.cvtColor(grid(tiles, columns), cv2.COLOR_RGB2BGR)):
         raise RobotRLError(f"cannot write the image strip {path}")
     return path

@@ -41,7 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-dir", help="where logs and checkpoints go (default: train.run_dir)")
     parser.add_argument("--resume", action="store_true", help="continue the run in the run directory")
     parser.add_argument("--force", action="store_true", help="replace a run already in the run directory")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no bar; a status line only when it starts, once a minute and at the end"
+                             " (env steps, episodes, success, eval)")
 
 
 def config_from_args(args: argparse.Namespace, run_dir_key: str, *extra: str) -> Config:

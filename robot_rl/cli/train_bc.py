@@ -25,7 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="override a config value, e.g. --set bc.steps=5000")
     parser.add_argument("--run-dir", help="where the checkpoint goes (default: bc.run_dir, else <train.run_dir>_bc)")
     parser.add_argument("--force", action="store_true", help="replace a run already in the run directory")
-    parser.add_argument("--no-progress", action="store_true", help="no progress line")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no bar; a status line only when it starts, once a minute and at the end")
 
 
 def _chunk(text: str) -> int:

@@ -195,10 +195,13 @@ class RosRecordConfig:
 class RosConfig:
     """The node graph: the actor's policy and episodes, rates, timeouts, which nodes run."""
 
+    # expert by default: a session started with no settings (robot-rl launch pick_cube, ros2 launch
+    # robot_rl sim.launch.py) shows the task done, with no learner to start first; a real cell's
+    # config names learner (a real-only task has no scripted expert, and says so at start)
     policy: Literal["learner", "checkpoint", "expert", "random", "human"] = param(
-        "learner", doc="actor: weights from the learner over gRPC, a checkpoint, the scripted expert (sim), "
-                       "uniform random actions, or human: the arm holds still and only the person's "
-                       "intervention.device moves it (demo recording)")
+        "expert", doc="actor: the scripted expert (sim; the default), weights from robot-rl learner over gRPC, "
+                      "a checkpoint, uniform random actions, or human: the arm holds still and only the "
+                      "person's intervention.device moves it (demo recording)")
     checkpoint: Optional[str] = param(None, doc="policy: checkpoint: a robot-rl train or robot-rl learner run "
                                                 "directory (it holds checkpoint/state.npz)")
     demos_dir: Optional[str] = param(None, doc="actor: write each finished episode into this demo directory "
@@ -210,6 +213,8 @@ class RosConfig:
                   "the person's keys: success/failure set the label, pause skips frames, stop ends the session "
                   "(needs a spacemouse or keyboard intervention.device; not with policy learner or demos_dir)")
     episodes: int = param(0, min=0, max=10**9, doc="actor: stop after this many episodes (0: run until stopped)")
+    video: Optional[str] = param(None, doc="sim node: film every episode from the scene's cameras into this MP4 "
+                                           "(robot-rl eval --graph sets it to <out>/eval.mp4)")
     seed: Optional[int] = param(None, min=0, max=2**32 - 1,
                                 doc="actor: env and exploration seed; null: the session's seed")
     state_hz: float = param(125.0, min=100.0, max=1000.0,
@@ -254,6 +259,8 @@ class RosConfig:
                 raise ValueError(f"ros.{key} {value!r} is not a tf frame id (not empty, no leading '/', no spaces)")
         if self.tcp_frame_id == self.frame_id:
             raise ValueError(f"ros.tcp_frame_id and ros.frame_id are both {self.frame_id!r}: tf needs two frames")
+        if self.video is not None and not self.video.strip().lower().endswith(".mp4"):
+            raise ValueError(f"ros.video {self.video!r} must name an .mp4 file (the sim node writes MP4)")
         if self.demos_dir is not None and self.policy == "learner":
             raise ValueError("ros.demos_dir is written by an actor acting on its own (ros.policy human, expert, "
                              "checkpoint or random); with policy learner, interventions go to the learner's "

@@ -258,8 +258,16 @@ class EnvConfig:
     # ``both`` lets a reward classifier read the cameras while the agent learns from
     # proprioception only (fast on a CPU).
     policy_keys: Optional[list[str]] = None
+    # A registered gymnasium env to learn in instead of the task's robot env (null: the task's env); its
+    # observation mapped to robot_rl's keys by gym_obs (null: cameras by name, the rest into 'state'), its
+    # actions scaled from [-1, 1] to its bounds (robot_rl.envs.gym_env). gym_kwargs go to gymnasium.make.
+    gym_id: Optional[str] = None
+    gym_kwargs: dict[str, Any] = field(default_factory=dict)
+    gym_obs: Optional[dict[str, list[str]]] = None
 
     def __post_init__(self) -> None:
+        if self.gym_id is not None and not self.gym_id.strip():
+            raise ValueError("env.gym_id must name a registered gymnasium env, or be null")
         if self.policy_keys is not None and not self.policy_keys:
             raise ValueError("env.policy_keys must name at least one observation key, or be null")
         if len(set(self.active_dims)) != len(self.active_dims) or not self.active_dims:

@@ -162,6 +162,13 @@ class RobotEnv(gym.Env):
         return np.concatenate([np.pad(image, ((0, height - image.shape[0]), (0, 0), (0, 0))) for image in images],
                               axis=1)
 
+    def render_views(self) -> dict[str, np.ndarray]:
+        """Each camera's current image by name, in :meth:`render`'s order (a video names them on the
+        frames: :func:`robot_rl.training.frames.camera_tiles`); empty when not rendering."""
+        if self.render_mode != "rgb_array":
+            return {}
+        return {name: np.asarray(camera.read().image) for name, camera in self._all_cameras.items()}
+
     def close(self) -> None:
         self.robot.close()
 

@@ -14,8 +14,9 @@ through a SpaceMouse or keyboard, :class:`~robot_rl.nodes.intervention.TopicInpu
 policy ``ros.policy`` names:
 
 * ``expert``: the task's scripted expert (sim), which reads only the RobotEnv API;
-* ``checkpoint``: the policy of a ``robot-rl train`` or ``robot-rl learner`` run (``ros.checkpoint``),
-  acting deterministically;
+* ``checkpoint``: the policy of a ``robot-rl train``, ``robot-rl learner`` or ``robot-rl
+  train-bc`` run (``ros.checkpoint``), acting deterministically; a residual run's acts on
+  top of the base it learned on, which runs here (:func:`checkpoint_policy`);
 * ``learner``: :class:`robot_rl.training.remote.actor_process.ActorProcess`, which streams
   every step to the learner over gRPC and swaps in new weights;
 * ``random``: uniform random actions;
@@ -39,7 +40,11 @@ first (in the learner's actor process too): a non-finite action, or one outside 
 action space, is not sent; the arm holds (the env steps with zero motion, so the target
 is sent again unchanged), the step is counted (``refused_actions`` in the summary, the
 status and ``/diagnostics``; ``holding`` while the last action was refused, which makes
-the diagnostic WARN) and the episode and the session go on.
+the diagnostic WARN) and the episode and the session go on. With a residual policy
+(``agent.base.mode: residual`` under ``learner``, or a residual run's checkpoint) the base
+policy's own action is guarded the same way: one that is non-finite or outside the action
+space holds the arm, no residual is added, and it is counted (``base_refused``,
+``residual_refused`` for a residual that is not finite; ``holding``).
 
 Two wrappers go on the outside: :class:`StopOnRequest` ends the episode in flight at the
 next step once :meth:`ActorSession.stop` is called (Ctrl-C), without moving the arm
@@ -198,6 +203,21 @@ class EpisodeBook(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
+def failure_reason(record: dict[str, Any]) -> str:
+    """Why a booked episode (an :class:`EpisodeBook` record) failed, in a few words: the robot
+    fault that ended it (a stale state: the controller or sim stopped answering), actions the
+    guard refused, the time limit, or the task ending without success."""
+    if record.get("robot_fault"):
+        return f"robot fault: {record['robot_fault']}"
+    if record.get("refused_actions"):
+        return f"{record['refused_actions']} refused action(s): the arm held"
+    if record["ended"] == "truncated":
+        return f"timeout: no success in {record['length']} steps"
+    if record["ended"] == "stop":
+        return "stopped"
+    return "the task ended without success"
+
+
 class _Random:
     def __init__(self, space: gym.Space, seed: int) -> None:
         self.space = space
@@ -207,21 +227,37 @@ class _Random:
         return self.rng.uniform(self.space.low, self.space.high).astype(np.float32)
 
 
-def checkpoint_policy(cfg: Config, env: gym.Env, keys: Optional[list[str]] = None) -> Deterministic:
+class CheckpointPolicy(Deterministic):
+    """A checkpoint's policy on its mean, with the env it acts in (:attr:`env`: a
+    :class:`~robot_rl.agents.residual.ResidualEnv` around the session's env for a residual
+    run, whose base runs here; the session's env otherwise) and its base's refusals."""
+
+    def __init__(self, saved: Any, keys: list[str] | None, env: gym.Env) -> None:
+        super().__init__(saved.policy, keys)
+        self.saved = saved
+        self.env = env
+
+
+def checkpoint_policy(cfg: Config, env: gym.Env, keys: Optional[list[str]] = None) -> CheckpointPolicy:
     """The policy of the run ``ros.checkpoint`` names, acting deterministically.
 
-    The run may be a ``robot-rl train`` or a ``robot-rl learner`` one: both write the one
-    checkpoint format (:mod:`robot_rl.training.saved_policy` reads it, checking spaces and
-    shapes). ``keys``: the observation keys it was trained on, when ``env`` observes more
-    (the reward cameras while frames are recorded); the others are dropped before it acts.
+    The run may be a ``robot-rl train``, ``robot-rl learner`` or ``robot-rl train-bc`` one:
+    all write the one checkpoint format (:mod:`robot_rl.training.base_acting` reads it,
+    checking spaces and shapes; a residual run's base is loaded and must act as the one
+    it learned on). ``keys``: the observation keys it was trained on, when ``env`` observes
+    more (the reward cameras while frames are recorded); the others are dropped before it acts.
     """
-    from robot_rl.training.saved_policy import load_policy
+    from robot_rl.training.base_acting import saved_actor
 
     checkpoint_run(cfg)
-    space = env.observation_space if keys is None else gym.spaces.Dict({k: env.observation_space[k] for k in keys})
-    saved = load_policy(cfg.ros.checkpoint, cfg.agent, space, env.action_space)
-    log.info("policy from %s (%s run, %d updates)", saved.path, saved.kind, saved.updates)
-    return Deterministic(saved.policy, keys)
+    view = env if keys is None else gym.wrappers.FilterObservation(env, list(keys))
+    saved = saved_actor(cfg.ros.checkpoint, cfg.agent, view)
+    if saved.residual is not None and (keys is not None or cfg.ros.demos_dir is not None):
+        raise ConfigError(f"ros.checkpoint {cfg.ros.checkpoint} is a residual run's: it acts with its base, which "
+                          "ros.reward_frames_dir and ros.demos_dir do not take; record with ros.policy: learner")
+    log.info("policy from %s (%s run, %s updates)", saved.path, saved.kind,
+             "no" if saved.updates is None else saved.updates)
+    return CheckpointPolicy(saved, keys, saved.env if saved.residual is not None else env)
 
 
 def checkpoint_run(cfg: Config) -> str:
@@ -241,12 +277,20 @@ def checkpoint_run(cfg: Config) -> str:
 def check_start(cfg: Config) -> None:
     """What the actor node would refuse at start about files and folders, checked without
     starting anything (``robot-rl launch --dry-run``): the checkpoint of ``ros.policy:
-    checkpoint``, the reward classifier file, and ``ros.demos_dir`` being a folder."""
+    checkpoint``, the base policy of ``agent.base`` under ``ros.policy: learner`` (that it
+    names a folder or an entry point: the node loads and checks it), the reward classifier
+    file, and ``ros.demos_dir`` being a folder."""
     from robot_rl.tasks.real import check_real_run
 
     check_real_run(cfg)  # a task with no scene has no scripted expert
     if cfg.ros.policy == "checkpoint":
         checkpoint_run(cfg)
+    source = cfg.agent.base.source
+    if cfg.ros.policy == "learner" and cfg.agent.base.mode != "none" and source:
+        from robot_rl.agents.base_policy import is_entry_point
+
+        if not is_entry_point(source) and not Path(source).is_dir():  # loaded and checked when the node starts
+            raise ConfigError(f"agent.base.source {source} is neither a run directory nor module:factory")
     classifier = cfg.reward.classifier_path
     if classifier is not None and cfg.ros.reward_frames_dir is None and not Path(classifier).is_file():
         why = "is a folder, not a classifier file" if Path(classifier).is_dir() else "does not exist"
@@ -259,7 +303,8 @@ def check_start(cfg: Config) -> None:
 class ActorSession:
     """Episodes of one env over topics with one policy (see the module docstring)."""
 
-    def __init__(self, cfg: Config, parts: TopicParts, *, actor_id: str | None = None) -> None:
+    def __init__(self, cfg: Config, parts: TopicParts, *, actor_id: str | None = None,
+                 config_path: str | Path | None = None) -> None:
         from robot_rl.assemble import make_actor_env
         from robot_rl.config.learning import default_actor_id
         from robot_rl.envs import EnvParts
@@ -269,6 +314,7 @@ class ActorSession:
 
         check_real_run(cfg)
         self.cfg = cfg
+        self.config_path = config_path  # named in the no-learner notice (robot-rl learner --config <it>)
         self.parts = parts
         self.actor_id = actor_id or default_actor_id()
         self.seed = cfg.ros.seed if cfg.ros.seed is not None else cfg.seed
@@ -304,6 +350,7 @@ class ActorSession:
         self.env: gym.Env = self.book
         self.policy_name = cfg.ros.policy
         self.guard: ActionGuard | None = None  # the guard in front of the policy, once it runs
+        self._base_status: Callable[[], dict[str, Any]] = dict  # agent.base: its refusals, once it runs
 
     def wait_ready(self) -> None:
         """Wait for the first robot state and images (up to ``ros.startup_timeout_s``)."""
@@ -339,12 +386,15 @@ class ActorSession:
     def _run_local(self, episodes: Optional[int]) -> None:
         from robot_rl.data.rollout import ActorLoop
 
+        env = self.env
         if self.policy_name == "expert":
             from robot_rl.tasks import get_task
 
             policy: Any = get_task(self.cfg.task.name).make_expert(self.env, seed=self.seed)
         elif self.policy_name == "checkpoint":
             policy = checkpoint_policy(self.cfg, self.env, keys=self._policy_keys)
+            if isinstance(policy, CheckpointPolicy):  # a residual run's acts through its base's wrapper
+                env, self._base_status = policy.env, policy.saved.status
         elif self.policy_name == "human":
             from robot_rl.data.recording import HoldPolicy, controls_hint
 
@@ -354,8 +404,9 @@ class ActorSession:
             policy = _Random(self.env.action_space, self.seed)
         saver = self._demo_saver()
         frames = self._frame_recorder()
-        self.guard = guard = ActionGuard(self.env, policy)
-        loop = ActorLoop(self.env, guard, seed=self.seed)
+        # a residual run's guard holds the arm through its ResidualActor (base_acting.SavedActor.guard)
+        self.guard = guard = policy.saved.guard(policy) if env is not self.env else ActionGuard(env, policy)
+        loop = ActorLoop(env, guard, seed=self.seed)
         try:
             while loop.in_episode or not (self._stop.is_set() or
                                           (episodes is not None and len(self.book.episodes) >= episodes)):
@@ -405,8 +456,10 @@ class ActorSession:
 
         token = self.cfg.learning.resolve_token()
         self._process = ActorProcess(self.cfg, token, actor_id=self.actor_id, env_fn=lambda _cfg: self.env,
-                                     seed=self.seed)
+                                     seed=self.seed,
+                                     config_path=str(self.config_path) if self.config_path is not None else None)
         self.guard = self._process.guard
+        self._base_status = self._process.base_status
         if self._stop.is_set():
             self._process.stop()
         self.learner_summary = self._process.run(max_episodes=episodes)
@@ -423,7 +476,15 @@ class ActorSession:
             "step_period": self.book.step_period.summary(),
             "stopped": self._stop.is_set(),
             **(self.guard.status() if self.guard is not None else {"refused_actions": 0}),
+            # why each failed episode failed (the first 50): a stale state, the time limit, the task
+            "failures": [{"episode": e["episode"], "length": e["length"], "why": failure_reason(e)}
+                         for e in finished if not e["success"]][:50],
         }
+        base = self._base_status()  # a residual policy's base: a refused base action held the arm, counted
+        if base:
+            summary.update(base_refused=base.get("base_refused", 0), residual_refused=base.get("residual_refused", 0),
+                           last_refused_base_action=base.get("last_refused_base_action"),
+                           holding=bool(summary.get("holding") or base.get("holding")))
         if isinstance(self.parts.task, SimTopicTask):
             summary["reset_time"] = self.parts.task.reset_time.summary()
         if getattr(self, "learner_summary", None):

@@ -47,7 +47,7 @@ class ActorNode(Node):
     def __init__(self) -> None:
         super().__init__("actor_node")
         log_core_to_console(self.get_name())
-        cfg, _ = load_session(self)
+        cfg, config_path = load_session(self)
         sim = cfg.robot.backend == "sim"
         keys = [*ROBOT_STATE, *ROBOT_COMMANDS] + (["sim_reset", "sim_reset_done", "sim_task_state"] if sim else []) \
             + (["spacenav_twist", "spacenav_joy"] if topic_devices(cfg.intervention) else [])
@@ -66,7 +66,7 @@ class ActorNode(Node):
             senders.reset = lambda text: reset.publish(msgs.String(data=text))
         actor_id = cfg.learning.actor_id or default_actor_id()
         parts = make_topic_parts(cfg, topics, senders, actor_id=actor_id, stamp_clock=lambda: _now(self))
-        self.session = ActorSession(cfg, parts, actor_id=actor_id)
+        self.session = ActorSession(cfg, parts, actor_id=actor_id, config_path=config_path)
         robot, latest = parts.robot, qos("latest_sub")
         self.create_subscription(msgs.PoseStamped, topics["tcp_pose"], guarded(
             lambda m: robot.on_pose(*convert.pose_from_msg(m), convert.stamp_from_msg(m.header.stamp))), latest)

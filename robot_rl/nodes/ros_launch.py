@@ -15,10 +15,14 @@ Launch arguments:
 
 It builds the same :class:`~robot_rl.nodes.description.GraphDescription` that
 ``robot-rl launch`` runs, writes its params file, and starts one ``launch_ros`` Node per
-node with that params file. Every node is launched with ``on_exit=Shutdown()``: when one
-exits (an actor that finished its episodes, or a node that died, which launch reports),
-the whole session stops, as under ``robot-rl launch``. Imports launch/launch_ros, so
-only a sourced ROS 2 can import this module.
+node with that params file. When any node exits the whole session stops, as under
+``robot-rl launch``: a node that exits with 0 (an actor that finished its episodes)
+emits ``Shutdown``, and the session ends with exit status 0; a node that dies (a non-zero
+exit, or a signal such as ``kill -9``) while the session runs raises :class:`NodeDied`,
+which launch reports in one line (``Caught exception in launch ...: node sim_node died
+(exit code -9: SIGKILL)``) before it shuts the others down, and ``ros2 launch`` ends with
+exit status 1, so a script can tell a crash from a finished session. Imports
+launch/launch_ros, so only a sourced ROS 2 can import this module.
 """
 
 from __future__ import annotations
@@ -56,7 +60,25 @@ def _nodes(context: Any) -> list[Any]:
     params = str(graph.write_params_file(run_dir))
     return [Node(package=PACKAGE, executable=spec.executable, name=spec.name, namespace=graph.namespace,
                  parameters=[params], remappings=list(spec.remaps), output="screen",
-                 on_exit=Shutdown(reason=f"{spec.name} exited")) for spec in graph.nodes]
+                 on_exit=on_node_exit(spec.name, Shutdown)) for spec in graph.nodes]
+
+
+class NodeDied(RuntimeError):
+    """A node of the session died while it ran: ``ros2 launch`` reports it and exits with 1."""
+
+
+def on_node_exit(name: str, shutdown: Any) -> Any:
+    """The ``on_exit`` handler of node ``name``: ``shutdown`` (launch's ``Shutdown`` action class)
+    after a clean exit; :class:`NodeDied` for a non-zero exit while the session is not already
+    shutting down (a node stopped by the shutdown's own signals is no crash)."""
+    def handle(event: Any, context: Any) -> list[Any]:
+        from robot_rl.nodes.launcher import describe_exit  # numpy and PyYAML only: fine in ros2's Python
+
+        code = int(event.returncode)
+        if code != 0 and not context.is_shutdown:
+            raise NodeDied(f"node {name} died ({describe_exit(code)}); the session ends with exit status 1")
+        return [shutdown(reason=f"{name} exited ({describe_exit(code)})")]
+    return handle
 
 
 def _resolve(config: str) -> Path:

@@ -85,6 +85,15 @@ class SimNode(Node):
         for name in (n for n in cameras if cfg.cameras[n].mount is not None):
             self.get_logger().warning(f"cameras.{name}.mount is not used in sim: the scene says where its cameras are")
         self.status_pub = StatusPublisher(self, sim.status, cfg.ros.status_hz, hardware_id="robot sim")
+        self.film = None  # ros.video: every episode filmed from the scene's cameras (robot-rl eval --graph)
+        if cfg.ros.video is not None and sim.world.cameras:
+            from robot_rl.envs.robot_env import RobotEnv  # only a filmed session needs OpenCV and the writer
+            from robot_rl.nodes.sim_film import EpisodeFilm
+
+            self.film = EpisodeFilm(cfg.ros.video, RobotEnv.metadata["render_fps"],
+                                    lambda: {name: sim.render(name) for name in sim.world.cameras})
+        elif cfg.ros.video is not None:
+            self.get_logger().warning(f"ros.video {cfg.ros.video}: the scene has no camera to film with")
         self.create_timer(1.0 / cfg.ros.state_hz, self.tick)
 
     def create_timer(self, timer_period_sec: float, callback: Any, callback_group: Any = None, clock: Any = None,
@@ -117,9 +126,14 @@ class SimNode(Node):
         self.truth_pub.publish(msgs.JointState(header=convert.header(stamp, ""), name=self.truth_names,
                                                position=values.tolist()))
         self.success_pub.publish(msgs.Bool(data=success))
+        if self.film is not None:
+            self.film.tick(stamp, success)
 
     def on_reset(self, request: dict) -> None:
+        resets = self.sim.resets
         answer = self.sim.reset(request)
+        if self.film is not None and self.sim.resets > resets:  # a repeated request is no new episode
+            self.film.reset(self.sim.now())
         self.clock_pub.publish(convert.clock_msg(self.sim.now()))
         if self.sim.controller.state is not None:
             self.publish_state(self.sim.controller.state)
@@ -134,6 +148,9 @@ class SimNode(Node):
                                                  stamp, frame))
 
     def destroy_node(self) -> None:
+        if self.film is not None:
+            path = self.film.close()
+            self.get_logger().info(f"video of {self.film.episodes} episodes: {path}")
         self.sim.close()
         super().destroy_node()
 

@@ -11,7 +11,7 @@ episodes the success rate is computed on, never extra ones. ``robot-rl eval`` re
 all of its episodes; training records the first ``train.eval_video_episodes`` of each
 evaluation and also keeps their frames for TensorBoard and W&B. Each frame is labelled
 with its episode, step and return so far; the episode's last frame, held for
-:data:`HOLD_S` seconds, gets a green (success) or red (failure) border.
+:data:`~robot_rl.training.frames.HOLD_S` seconds, gets a green (success) or red (failure) border.
 """
 
 from __future__ import annotations
@@ -24,13 +24,9 @@ import gymnasium as gym
 import numpy as np
 
 from robot_rl.agents.policy import Policy
-from robot_rl.data.durable import durable_rename
 from robot_rl.data.rollout import ActorLoop, Deterministic
 from robot_rl.errors import RobotRLError
-from robot_rl.training.frames import as_frame, label, mark_outcome
-
-#: How long the marked last frame of an episode stays on screen, in seconds of video.
-HOLD_S = 0.5
+from robot_rl.training.frames import Mp4Writer, camera_tiles, hold_frames, label, mark_outcome, readable
 
 
 @dataclass
@@ -65,14 +61,6 @@ def evaluate(env: gym.Env, policy: Policy, episodes: int, seed: int,
                       successes=[bool(s.success) for s in stats])
 
 
-def hold_frames(fps: float) -> int:
-    """How many copies of an episode's marked last frame follow it (:data:`HOLD_S` at ``fps``)."""
-    return max(1, round(HOLD_S * fps))
-
-
-MIN_VIDEO_HEIGHT = 128  # pixels; smaller renders are scaled up by a whole factor
-
-
 class EpisodeVideo(gym.Wrapper):
     """Writes the frame ``env.render()`` returns after every reset and step into one MP4.
 
@@ -97,10 +85,8 @@ class EpisodeVideo(gym.Wrapper):
         self.max_episodes = episodes
         self.keep_frames = keep_frames
         self.kept: list[np.ndarray] = []
-        self.frames = 0
         self.episodes = 0  # episodes started while recording
-        self.size: tuple[int, int] | None = None  # (width, height)
-        self._writer: Any = None
+        self._writer = Mp4Writer(self.path, self.fps)
         self._recording = False
         self._t = 0
         self._return = 0.0
@@ -133,44 +119,31 @@ class EpisodeVideo(gym.Wrapper):
     def _caption(self) -> str:
         return f"ep {self.episodes}  t {self._t}  R {self._return:.2f}"
 
+    @property
+    def frames(self) -> int:
+        return self._writer.frames
+
+    @property
+    def size(self) -> tuple[int, int] | None:
+        return self._writer.size
+
     def _render(self) -> np.ndarray:
-        frame = self.env.render()
+        views = getattr(self.env.unwrapped, "render_views", None)  # a RobotEnv: its cameras, named
+        named = views() if callable(views) else {}
+        frame = camera_tiles(named) if named else self.env.render()
         if frame is None:
             raise RobotRLError("the env renders no frames for the video (it needs render_mode='rgb_array' "
                                "and a camera)")
-        frame = as_frame(frame)
-        # the policy's own small images (32x32 on a CPU) are scaled up by whole pixels, so the
-        # label fits above the scene instead of covering it
-        scale = -(-MIN_VIDEO_HEIGHT // frame.shape[0])
-        return np.repeat(np.repeat(frame, scale, axis=0), scale, axis=1) if scale > 1 else frame
+        return readable(frame)
 
     def _write(self, frame: np.ndarray) -> None:
-        import cv2  # only an evaluation that records needs OpenCV
-
-        height, width = frame.shape[:2]
-        if self._writer is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = cv2.VideoWriter(str(self.partial), cv2.VideoWriter_fourcc(*"mp4v"), self.fps,
-                                           (width, height))
-            if not self._writer.isOpened():
-                raise RobotRLError(f"cannot write the video {self.partial} (OpenCV has no mp4v writer here)")
-            self.size = (width, height)
-        elif (width, height) != self.size:
-            raise RobotRLError(f"the env rendered a {width}x{height} frame into a {self.size[0]}x{self.size[1]} "
-                               f"video ({self.path})")
-        self._writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
-        self.frames += 1
+        self._writer.write(frame)
         if self.keep_frames:
             self.kept.append(frame)
 
     def finish(self) -> Path | None:
         """Close the video and put it in place; its path, or None when no frame was written."""
-        if self._writer is None:
-            return None
-        self._writer.release()
-        self._writer = None
-        durable_rename(self.partial, self.path)
-        return self.path
+        return self._writer.finish()
 
     def close(self) -> None:
         self.finish()

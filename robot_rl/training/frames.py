@@ -6,16 +6,25 @@ for failure, thick enough to survive video compression. Frames are RGB ``uint8``
 shape ``(H, W, 3)``; every function returns a new array and leaves its input alone.
 :func:`gif_bytes` encodes frames as an animated GIF, the form TensorBoard's image
 dashboard plays and W&B accepts, so no video library beyond OpenCV and Pillow is needed.
+:func:`camera_tiles` names each camera on its image, :func:`readable` scales small renders
+up to :data:`MIN_VIDEO_HEIGHT`, :func:`grid` wraps a strip into rows, and
+:class:`Mp4Writer` writes an MP4 that appears under its name only when whole. Nothing here
+imports torch: the sim node films with it (:mod:`robot_rl.nodes.sim_film`).
 """
 
 from __future__ import annotations
 
 import io
-from typing import Sequence
+from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from robot_rl.data.durable import durable_rename
 from robot_rl.errors import RobotRLError
+
+#: How long the marked last frame of an episode stays on screen, in seconds of video.
+HOLD_S = 0.5
 
 SUCCESS_RGB = (0, 200, 0)
 FAILURE_RGB = (220, 0, 0)
@@ -85,6 +94,45 @@ def side_by_side(images: Sequence[np.ndarray]) -> np.ndarray:
     return np.concatenate(padded, axis=1)
 
 
+def named(image: np.ndarray, name: str) -> np.ndarray:
+    """``image`` with ``name`` (a camera's) on a dark band across its bottom, so a video of several
+    cameras says which is which; the top stays free for :func:`label`."""
+    import cv2
+
+    frame = as_frame(image).copy()
+    height = frame.shape[0]
+    scale = max(0.3, min(1.0, height / 300))
+    (_, text_h), baseline = cv2.getTextSize(name, cv2.FONT_HERSHEY_SIMPLEX, scale, 1)
+    rows = min(height, text_h + baseline + 4)
+    frame[-rows:] = (frame[-rows:].astype(np.uint16) * 2 // 7).astype(np.uint8)
+    cv2.putText(frame, name, (_border_px(frame) + 2, height - baseline - 2), cv2.FONT_HERSHEY_SIMPLEX, scale,
+                TEXT_RGB, 1, cv2.LINE_AA)
+    return frame
+
+
+def camera_tiles(views: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Every camera's image side by side (in the given order), each with its name on it."""
+    if not views:
+        raise RobotRLError("camera_tiles needs at least one camera image")
+    return side_by_side([named(image, name) for name, image in views.items()])
+
+
+def grid(images: Sequence[np.ndarray], columns: int) -> np.ndarray:
+    """Frames in rows of ``columns``, left to right then top to bottom (a strip of 24 frames
+    as 4 rows of 6, not one row 24 frames wide); cells are the largest frame's size, the
+    smaller frames and the empty cells of the last row black."""
+    frames = [as_frame(i) for i in images]
+    if not frames:
+        raise RobotRLError("grid needs at least one frame")
+    if columns < 1:
+        raise RobotRLError(f"grid needs at least one column, got {columns}")
+    height, width = max(f.shape[0] for f in frames), max(f.shape[1] for f in frames)
+    cells = [np.pad(f, ((0, height - f.shape[0]), (0, width - f.shape[1]), (0, 0))) for f in frames]
+    cols = min(columns, len(cells))
+    cells += [np.zeros_like(cells[0])] * (-len(cells) % cols)
+    return np.concatenate([np.concatenate(cells[r:r + cols], axis=1) for r in range(0, len(cells), cols)], axis=0)
+
+
 def gif_bytes(frames: Sequence[np.ndarray], fps: float) -> bytes:
     """``frames`` (all of one size) as an animated GIF that loops, played at ``fps``."""
     from PIL import Image  # Pillow comes with matplotlib, a dependency; only videos need it
@@ -105,3 +153,59 @@ def gif_bytes(frames: Sequence[np.ndarray], fps: float) -> bytes:
     images[0].save(out, format="GIF", save_all=True, append_images=images[1:], loop=0,
                    duration=max(20, round(1000 / fps)), optimize=False)
     return out.getvalue()
+
+
+def hold_frames(fps: float) -> int:
+    """How many copies of an episode's marked last frame follow it (:data:`HOLD_S` at ``fps``)."""
+    return max(1, round(HOLD_S * fps))
+
+
+MIN_VIDEO_HEIGHT = 256  # pixels; smaller renders (128 px cameras) are scaled up by a whole factor
+
+
+def readable(image: np.ndarray) -> np.ndarray:
+    """``image`` scaled up by whole pixels to at least :data:`MIN_VIDEO_HEIGHT` rows, so a video of
+    128 px cameras (or the policy's own 32x32 images) is watchable and its labels fit above the scene."""
+    frame = as_frame(image)
+    scale = -(-MIN_VIDEO_HEIGHT // frame.shape[0])
+    return np.repeat(np.repeat(frame, scale, axis=0), scale, axis=1) if scale > 1 else frame
+
+
+class Mp4Writer:
+    """Frames of one size into ``path`` (MP4, mp4v), written as ``<name>.partial.mp4`` and renamed
+    to ``path`` by :meth:`finish`, so a file under the final name is always a whole video
+    (OpenCV picks the container by the extension, hence not ``.mp4.tmp``)."""
+
+    def __init__(self, path: str | Path, fps: float) -> None:
+        self.path = Path(path)
+        self.partial = self.path.with_name(self.path.stem + ".partial" + self.path.suffix)
+        self.fps = float(fps)
+        self.frames = 0
+        self.size: tuple[int, int] | None = None  # (width, height)
+        self._writer: Any = None
+
+    def write(self, frame: np.ndarray) -> None:
+        import cv2  # only what records a video needs OpenCV
+
+        height, width = frame.shape[:2]
+        if self._writer is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = cv2.VideoWriter(str(self.partial), cv2.VideoWriter_fourcc(*"mp4v"), self.fps,
+                                           (width, height))
+            if not self._writer.isOpened():
+                raise RobotRLError(f"cannot write the video {self.partial} (OpenCV has no mp4v writer here)")
+            self.size = (width, height)
+        elif (width, height) != self.size:
+            raise RobotRLError(f"the env rendered a {width}x{height} frame into a {self.size[0]}x{self.size[1]} "
+                               f"video ({self.path})")
+        self._writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
+        self.frames += 1
+
+    def finish(self) -> Path | None:
+        """Close the video and put it in place; its path, or None when no frame was written."""
+        if self._writer is None:
+            return None
+        self._writer.release()
+        self._writer = None
+        durable_rename(self.partial, self.path)
+        return self.path

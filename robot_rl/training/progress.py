@@ -1,14 +1,17 @@
-"""Progress of long work (the learner, an actor, a launched session) on stderr.
+"""Progress of long work (``robot-rl train``, the learner, an actor, a launched session) on stderr.
 
-On a terminal it is a tqdm bar with the figures after it, as ``robot-rl train`` shows;
-elsewhere (a log file, a pipe, a service) a bar would be a stream of carriage returns, so
-it is one status line every ``every_s`` seconds and a last one at the end::
+One mechanism for all four commands. On a terminal it is a tqdm bar with the figures
+after it; elsewhere (a log file, a pipe, a service) a bar would be a stream of carriage
+returns, so it is one plain status line as soon as there is something to show, then one
+every ``every_s`` seconds and a last one at the end::
 
     learner: 1200/8000 env steps, updates 580, UTD 0.50, weights v12, actors a1 600 / a2 600
 
-``enabled=False`` (``train.progress: false``, ``--no-progress``) shows nothing. Callers
-ask :meth:`Progress.due` before they gather their figures, so a hot loop pays for them
-only a few times a second.
+``enabled=False`` (``train.progress: false``, ``--no-progress``) draws no bar and fewer
+lines, not none: the same status line when the work starts, every :data:`QUIET_EVERY_S`
+seconds and at the end, so a quiet run still says what it is doing. Callers ask
+:meth:`Progress.due` before they gather their figures, so a hot loop pays for them only
+a few times a second.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import IO, Any, Callable, Mapping
 
 #: How often a terminal bar is redrawn at most.
 BAR_EVERY_S = 0.2
+#: How often a quiet one (``--no-progress``) writes its status line.
+QUIET_EVERY_S = 60.0
 
 
 def format_fields(fields: Mapping[str, Any]) -> str:
@@ -27,16 +32,17 @@ def format_fields(fields: Mapping[str, Any]) -> str:
 
 
 class Progress:
-    """A bar on a terminal, periodic lines elsewhere (see the module docstring)."""
+    """A bar on a terminal, periodic lines elsewhere, rare lines when quiet (see the module docstring)."""
 
     def __init__(self, name: str, *, total: int | None = None, unit: str = "step", enabled: bool = True,
                  every_s: float = 10.0, stream: IO[str] | None = None, initial: int = 0,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self.name, self.total, self.unit = name, total, unit
+        self.name, self.unit = name, unit
+        self.total = max(total, initial) if total is not None else None  # a resumed run past it starts full
         self.enabled = enabled
         self.stream = stream if stream is not None else sys.stderr
         self.clock = clock
-        self.every_s = every_s
+        self.every_s = every_s if enabled else max(every_s, QUIET_EVERY_S)
         self.n = initial
         self.fields: dict[str, Any] = {}
         self.lines = 0  # status lines written (not on a terminal)
@@ -48,16 +54,14 @@ class Progress:
             self.bar = tqdm(total=total, initial=initial, unit=unit, desc=name, file=self.stream,
                             dynamic_ncols=True)
             self.every_s = BAR_EVERY_S
-        self._last = clock()
+        self._last: float | None = None  # nothing drawn yet: the first show draws (the work has started)
 
     def due(self) -> bool:
         """Whether the next :meth:`show` would draw anything (so figures are worth gathering)."""
-        return self.enabled and self.clock() - self._last >= self.every_s
+        return self._last is None or self.clock() - self._last >= self.every_s
 
     def show(self, n: int, fields: Mapping[str, Any] | None = None, *, force: bool = False) -> None:
         """Progress is ``n`` (of ``total``) with ``fields``; drawn when due (or ``force``)."""
-        if not self.enabled:
-            return
         self.n = n
         if fields is not None:
             self.fields = dict(fields)
@@ -83,9 +87,7 @@ class Progress:
         return f"{self.name}: {count} {self.unit}s" + (f", {rest}" if rest else "")
 
     def close(self, n: int | None = None, fields: Mapping[str, Any] | None = None) -> None:
-        """Show the final figures (always, when enabled) and end the bar."""
-        if not self.enabled:
-            return
+        """Show the final figures (always) and end the bar."""
         self.show(self.n if n is None else n, fields, force=True)
         if self.bar is not None:
             self.bar.close()

@@ -83,6 +83,7 @@ from robot_rl.training.episode_log import REPLAY_DIR, TrainingLog
 from robot_rl.training.evaluation import EpisodeVideo, evaluate
 from robot_rl.training.learner import Learner
 from robot_rl.training.metrics import EVALS_FILE, MetricsLog
+from robot_rl.training.progress import Progress
 from robot_rl.training.replay_log import prune_to_config
 from robot_rl.training.saved_policy import check_loaded, recorded_observations
 from robot_rl.training.stopping import StopRequest, TrainingStopped, signal_name
@@ -445,7 +446,8 @@ class Trainer:
         stop = False
         curve: Path | None = None
         finished_before = not actor.in_episode and learner.env_steps >= tc.total_env_steps
-        pbar = _progress(tc.total_env_steps, learner.env_steps, enabled=tc.progress)
+        progress = _progress(tc.total_env_steps, learner.env_steps, enabled=tc.progress,
+                             every_s=self.cfg.learning.log_every_s)
         last_eval: dict[str, Any] | None = None
         try:
             with StopRequest() as request:
@@ -454,19 +456,18 @@ class Trainer:
                     learner.ingest(step)
                     self.replay.add(step, self._log_meta() if step.last else None)  # on disk before updates use it
                     learner.train()
-                    n = learner.env_steps
-                    if n > pbar.total:  # past total_env_steps the run only finishes its episode: the bar
-                        pbar.total = n  # grows with it, so it never reads 8003/8000
-                    pbar.update(1)
+                    n = learner.env_steps  # past total_env_steps (the run finishes its episode) the
+                    # progress total grows with it (Progress.show), so it never reads 8003/8000
 
                     if actor.last_episode is not None:
                         self._episode_done(actor.last_episode, n)
-                        pbar.set_postfix(self._postfix(last_eval), refresh=False)
+                    if progress.due():
+                        progress.show(n, self._postfix(last_eval))
                     if n % tc.log_every == 0:
                         self._log_scalars(n)
                     if tc.eval_every and tc.eval_episodes and n % tc.eval_every == 0 and not request.requested:
                         last_eval = self.evaluate()
-                        pbar.set_postfix(self._postfix(last_eval), refresh=False)
+                        progress.show(n, self._postfix(last_eval), force=True)
                         log.debug("eval at %d steps: %s", n, last_eval)
                         if tc.stop_at_success is not None and last_eval["success_rate"] >= tc.stop_at_success:
                             stop = True
@@ -476,12 +477,11 @@ class Trainer:
                             self.next_checkpoint += tc.checkpoint_every
                 if self._saved_at != learner.env_steps:
                     self.save()
-                if not request.requested and pbar.total != learner.env_steps:
-                    pbar.total = learner.env_steps  # done (stop_at_success): the bar ends full, at the run's end
-                    pbar.refresh()
+                if not request.requested:
+                    progress.total = learner.env_steps  # done (stop_at_success too): it ends full, at the run's end
             curve = self.draw_success_curve()
         finally:
-            pbar.close()
+            progress.close(learner.env_steps, self._postfix(last_eval))
             metrics.close()
         if request.signum is not None:
             raise TrainingStopped(f"stopped by {signal_name(request.signum)} at {learner.env_steps} env steps; "
@@ -536,12 +536,11 @@ class Trainer:
                 env.close()
 
 
-def _progress(total: int, initial: int, enabled: bool, file: Any = None) -> Any:
-    """The ``train`` bar (on stderr unless ``file``); a resumed run already past ``total`` starts full."""
-    from tqdm import tqdm
-
-    return tqdm(total=max(total, initial), initial=initial, disable=not enabled, unit="step", dynamic_ncols=True,
-                desc="train", file=file)
+def _progress(total: int, initial: int, enabled: bool, file: Any = None, every_s: float = 10.0) -> Progress:
+    """The ``train`` progress (on stderr unless ``file``): a bar on a terminal, status lines elsewhere, as
+    the learner, actor and launch show theirs; a resumed run already past ``total`` starts full."""
+    return Progress("train", total=max(total, initial), initial=initial, unit="env step", enabled=enabled,
+                    every_s=every_s, stream=file)
 
 
 def train(cfg: Config, *, resume: bool = False, force: bool = False, env_fn: EnvFn | None = None,

@@ -28,8 +28,9 @@ def test_rollout_reports_success_and_writes_an_image_strip(tmp_path):
 
     strip = cv2.cvtColor(cv2.imread(result["image_strip"]), cv2.COLOR_BGR2RGB)
     tile = 2 * 128  # both cameras of configs/pick_cube.yaml side by side, 128 px each
-    assert strip.shape == (128, 12 * tile, 3)  # 12 frames of the first episode, reset to last step
-    last, first = strip[:, -tile:], strip[:, :tile]
+    # 12 frames of the first episode, reset to last step, wrapped into 3 rows of 4 (not one 3072 px row)
+    assert strip.shape == (3 * 128, 4 * tile, 3)
+    last, first = strip[-128:, -tile:], strip[:128, :tile]
     assert np.abs(last[-2, 8:-8].mean(axis=0) - (0, 200, 0)).max() < 30  # the expert succeeded: a green border
     assert np.abs(first[-2, 8:-8].mean(axis=0) - (0, 200, 0)).max() > 30  # the first frame is not marked
     assert first[:10].mean() < first[20:].mean() and (first[:10] > 200).any()  # white text on a dark band

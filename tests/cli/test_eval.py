@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -32,6 +33,7 @@ from robot_rl.cli import main  # noqa: E402
 from robot_rl.paths import resolve_config  # noqa: E402
 from robot_rl.tasks import load_config  # noqa: E402
 from robot_rl.training.evaluation import hold_frames  # noqa: E402
+from robot_rl.training.frames import MIN_VIDEO_HEIGHT  # noqa: E402
 
 TOKEN = "eval-test-token"
 CONFIG = str(resolve_config("pick_cube"))
@@ -113,7 +115,8 @@ def test_a_learner_trained_policy_runs_in_sim_and_its_video_opens(learner_run, t
     assert video == tmp_path / "eval.mp4" and not list(tmp_path.glob("*.partial.mp4"))
     cameras = load_config(CONFIG).cameras
     front, wrist = cameras["front"], cameras["wrist"]
-    width = front.width + wrist.width  # every camera side by side
+    scale = -(-MIN_VIDEO_HEIGHT // front.height)  # scaled up by whole pixels to a watchable size (x2 for 128 px)
+    width, height = scale * (front.width + wrist.width), scale * front.height  # every camera side by side
     capture = cv2.VideoCapture(str(video))
     try:
         assert capture.isOpened()
@@ -123,11 +126,11 @@ def test_a_learner_trained_policy_runs_in_sim_and_its_video_opens(learner_run, t
             ok, frame = capture.read()
             if not ok:
                 break
-            assert frame.shape == (front.height, width, 3)
+            assert frame.shape == (height, width, 3)
             frames += 1
     finally:
         capture.release()
-    assert size == (width, front.height)
+    assert size == (width, height)
     hold = hold_frames(10.0)  # each episode's marked last frame, held
     assert frames == report["video_frames"] == 2 * (1 + hold) + round(report["mean_length"] * 2)  # resets, steps
 
@@ -139,9 +142,35 @@ def test_the_actor_node_runs_a_learner_trained_policy(learner_run, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     report = last_json(done.stdout)
     assert report["mode"] == "graph" and report["kind"] == "learner" and report["episodes"] == 1
-    assert report["mean_length"] > 0 and report["video"] is None
+    assert report["mean_length"] > 0
     assert "[actor_node]" in done.stderr and "policy checkpoint" in done.stderr  # the node acted, not this process
     assert "(learner run, " in done.stderr
+    # why each failed episode failed, in the report and on the summary line (issue 26, item 12)
+    failures = report["failures"]
+    assert len(failures) == report["episodes"] - report["successes"]
+    line = done.stdout.strip().splitlines()[-2]
+    for failure in failures:  # 15-step episodes of a policy trained on 30 steps: the time limit, as a rule
+        assert re.fullmatch(r"timeout: no success in \d+ steps|robot fault: .+|\d+ refused action\(s\): the arm "
+                            r"held|the task ended without success", failure["why"]), failure
+        assert failures[0]["why"] in line and "; failed: " in line, line
+    # the sim node filmed it: the same file as the direct eval, camera names and all, at a watchable size
+    assert report["video"] == str(tmp_path / "eval.mp4") and not list(tmp_path.glob("*.partial.mp4"))
+    import cv2
+
+    capture = cv2.VideoCapture(report["video"])
+    frames = 0
+    try:
+        while True:
+            ok, frame = capture.read()
+            if not ok:
+                break
+            frames += 1
+            assert frame.shape[0] >= 256 and frame.shape[1] >= 512, frame.shape
+    finally:
+        capture.release()
+    hold = hold_frames(10.0)
+    assert frames >= 1 + report["mean_length"] // 2 + 1 + hold, frames  # its reset, its steps (on sim time), held
+    assert "video of 1 episodes: " in done.stderr
 
 
 def test_a_train_run_runs_under_eval_too(train_run, capsys):

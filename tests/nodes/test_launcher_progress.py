@@ -50,7 +50,7 @@ def test_launch_shows_the_nodes_up_and_the_episodes(tmp_path: Path):
     assert "[actor_node] INFO robot_rl.nodes.actor: episode 2: success in 12 steps" in out.getvalue()
 
 
-def test_no_progress_shows_nothing(tmp_path: Path):
+def test_no_progress_shows_a_line_at_the_start_and_the_end(tmp_path: Path):
     python = tmp_path / "fake_python"
     python.write_text(FAKE_PYTHON)
     python.chmod(0o755)
@@ -59,4 +59,7 @@ def test_no_progress_shows_nothing(tmp_path: Path):
     launcher = Launcher(graph, tmp_path / "run", python=str(python), out=io.StringIO(), status=status,
                         progress=False, progress_every_s=0.1)
     assert launcher.run() == 0
-    assert status.getvalue() == "" and launcher.episodes == 3 and launcher.successes == 2
+    lines = status.getvalue().splitlines()  # quiet: no line every 0.1 s, but it says it started and how it ended
+    assert lines[0].startswith("launch: 0 episodes, successes 0, nodes up ") and len(lines) == 2, lines
+    assert lines[-1] == "launch: 3 episodes, successes 2, nodes up 0/1, up none"
+    assert launcher.episodes == 3 and launcher.successes == 2

@@ -85,7 +85,7 @@ def test_human_policy_records_the_persons_episodes_as_they_end(tmp_path, keep_fa
 
 def test_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="ros.demos_dir is written by an actor acting on its own"):
-        load_config(PICK, [f"ros.demos_dir={tmp_path}"])  # policy: learner
+        load_config(PICK, ["ros.policy=learner", f"ros.demos_dir={tmp_path}"])
     cfg = load_config(PICK, ["ros.policy=human", f"ros.demos_dir={tmp_path}"])  # intervention.device: none
     topics = build_graph(cfg, PICK).node("actor_node").parameters["topics"]
     parts = make_topic_parts(cfg, topics, Senders(lambda p, q: None, lambda g: None, lambda r: None), actor_id="x")

@@ -230,7 +230,7 @@ def _session(cfg):
 def test_config_errors(tmp_path):
     frames = f"ros.reward_frames_dir={tmp_path}"
     with pytest.raises(ConfigError, match="ros.reward_frames_dir is written by an actor acting on its own"):
-        load_config(PICK, [frames])  # policy: learner
+        load_config(PICK, ["ros.policy=learner", frames])
     with pytest.raises(ConfigError, match="record reward frames and demos in separate sessions"):
         load_config(PICK, ["ros.policy=human", frames, f"ros.demos_dir={tmp_path / 'd'}"])
     with pytest.raises(ConfigError, match="labels frames with the person's keys but intervention.device is 'none'"):

@@ -23,10 +23,29 @@ SOURCED = bool(os.environ.get("ROS_DISTRO")) and shutil.which("ros2") is not Non
 needs_ros2 = pytest.mark.skipif(not SOURCED, reason="needs a sourced ROS 2 (ROS_DISTRO set and `ros2` on PATH)")
 
 
+#: Each domain ros_env handed out, and whether a ``ros2`` daemon already served it then: the
+#: ``ros2`` CLI starts a daemon per domain, which outlives the tests unless they stop it
+#: (tests/ros/interop/conftest.py stops the ones the tests started).
+DOMAINS: dict[int, bool] = {}
+DAEMON_BASE_PORT = 11511  # ros2cli's daemon listens on localhost at this port + ROS_DOMAIN_ID
+
+
+def daemon_running(domain: int) -> bool:
+    """Whether a ``ros2`` daemon answers for ``domain`` (its XML-RPC port takes a connection)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", DAEMON_BASE_PORT + domain)) == 0
+
+
 def ros_env() -> dict[str, str]:
     """The environment of a ROS 2 process (``ros2`` CLI, rclpy) in a new private domain."""
     env = dict(os.environ)
-    env.update(ROS_DOMAIN_ID=str(random.randint(101, 230)), RMW_IMPLEMENTATION="rmw_cyclonedds_cpp",
+    domain = random.randint(101, 230)
+    if domain not in DOMAINS:
+        DOMAINS[domain] = daemon_running(domain)
+    env.update(ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_cyclonedds_cpp",
                ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", PYTHONUNBUFFERED="1", MUJOCO_GL="egl")
     env.pop("ROBOT_RL_DDS_LOCALHOST", None)
     return env

@@ -65,11 +65,13 @@ def test_it_films_only_the_first_episodes_with_the_frame_count_the_lengths_give(
     frames = read_video(path)[0]
     assert len(frames) == video.frames == len(video.kept) == expected
     assert env.renders == sum(1 + n for n in result.lengths[:2])  # episodes 3 and 4 are never rendered
-    # a 40-row render is scaled up by whole pixels (x4) so that the label fits above the scene
-    assert video.episodes == 2 and video.size == (256, 160) and frames[0].shape == (160, 256, 3)
+    # a 40-row render is scaled up by whole pixels (x7, to MIN_VIDEO_HEIGHT 256) so that it is
+    # watchable and the label fits above the scene
+    assert video.episodes == 2 and video.size == (448, 280) and frames[0].shape == (280, 448, 3)
 
 
-@pytest.mark.parametrize("size, scale", [((32, 32), 4), ((100, 60), 2), ((128, 256), 1), ((300, 20), 1)])
+@pytest.mark.parametrize("size, scale", [((32, 32), 8), ((100, 60), 3), ((128, 256), 2), ((256, 512), 1),
+                                         ((300, 20), 1)])
 def test_small_renders_are_scaled_up_by_whole_pixels(tmp_path, size, scale):
     video = EpisodeVideo(Corridor(size=size), tmp_path / "v.mp4", episodes=1, keep_frames=True)
     evaluate(video, Policy(1.0), episodes=1, seed=0)
@@ -115,7 +117,7 @@ def test_an_env_that_does_not_render_or_changes_size_is_a_one_line_error(tmp_pat
 
     video = EpisodeVideo(Growing(), tmp_path / "g.mp4")
     video.reset(seed=0)
-    with pytest.raises(RobotRLError, match="rendered a 256x164 frame into a 256x160 video"):
+    with pytest.raises(RobotRLError, match="rendered a 448x287 frame into a 448x280 video"):
         video.step(np.array([1.0], np.float32))
     video.finish()
 

@@ -21,7 +21,7 @@ from wandb_records import history_rows, read_records
 from robot_rl.cli import main
 from robot_rl.tasks import load_config
 from robot_rl.training.evaluation import hold_frames
-from robot_rl.training.frames import FAILURE_RGB, SUCCESS_RGB
+from robot_rl.training.frames import FAILURE_RGB, MIN_VIDEO_HEIGHT, SUCCESS_RGB
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -89,7 +89,9 @@ def test_each_eval_mp4_opens_with_the_frame_count_of_its_episodes_and_their_outc
         lengths = record["lengths"][:2]  # the evaluation's own episodes, as its success rate counted them
         assert len(frames) == sum(1 + n + hold for n in lengths)
         front, wrist = cfg.cameras["front"], cfg.cameras["wrist"]
-        assert frames[0].shape == (max(front.height, wrist.height), front.width + wrist.width, 3)  # side by side
+        # side by side, each named, scaled up by whole pixels to a watchable size (x2 for 128 px cameras)
+        scale = -(-MIN_VIDEO_HEIGHT // max(front.height, wrist.height))
+        assert frames[0].shape == (scale * max(front.height, wrist.height), scale * (front.width + wrist.width), 3)
         end = 0
         for n, success in zip(lengths, record["successes"][:2]):
             end += 1 + n + hold
@@ -116,8 +118,8 @@ def test_the_progress_bar_ends_exactly_at_its_total(tmp_path, monkeypatch, point
     bars = []
     make_bar = trainer_module._progress
 
-    def capture(total, initial, enabled):
-        bars.append(make_bar(total, initial, enabled, file=io.StringIO()))
+    def capture(total, initial, enabled, every_s=10.0):
+        bars.append(make_bar(total, initial, enabled, file=io.StringIO(), every_s=every_s))
         return bars[-1]
 
     monkeypatch.setattr(trainer_module, "_progress", capture)
@@ -133,7 +135,12 @@ def test_the_progress_bar_ends_exactly_at_its_total(tmp_path, monkeypatch, point
         trainer.close()
     bar = bars[-1]
     assert result.env_steps > 100 and bar.n == bar.total == result.env_steps  # it ran past 100, the bar with it
-    assert bar.format_dict["n"] == bar.format_dict["total"]
+    # off a terminal (a log file): plain status lines, no carriage-return redraws, the last one full
+    text = bar.stream.getvalue()
+    lines = text.splitlines()
+    assert "\r" not in text and lines[0].startswith("train: 1/100 env steps, ep 0, success -, alpha ")
+    assert lines[-1].startswith(f"train: {result.env_steps}/{result.env_steps} env steps, ep ")
+    assert len(lines) <= 10, lines  # a line every learning.log_every_s, not one per step
 
 
 def test_wandb_offline_writes_a_run_with_the_scalars_and_a_video(tmp_path, monkeypatch, capsys):
@@ -172,3 +179,4 @@ def test_progress_capture_uses_the_real_bar_factory():
     bar = functools.partial(trainer_module._progress, file=io.StringIO())(50, 60, True)
     assert bar.total == 60 and bar.n == 60  # a resumed run already past its total starts full
     bar.close()
+    assert bar.stream.getvalue() == "train: 60/60 env steps\n"

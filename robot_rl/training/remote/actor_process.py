@@ -10,6 +10,14 @@ its steps wait in the client's bounded queue.
 The env comes from ``env_fn`` (a sim env by default); the ROS actor node passes its
 topic-backed env and uses the same class.
 
+With ``agent.base.mode`` set the base policy runs here, in the actor
+(:func:`robot_rl.training.base_acting.actor_base`): in ``residual`` mode the actor steps a
+:class:`~robot_rl.agents.residual.ResidualEnv` (the base action joins the observation, the
+policy's action is the residual, a person's action is stored as the residual closest to
+it), and a base action or residual that cannot be sent holds the arm and is counted
+(``base_refused``, ``residual_refused``); in ``warm_start`` mode the actor's policy starts
+as the BC policy. Only the SAC actor's weights travel from the learner.
+
 Until the learner has trained at all (weights from 0 updates) the first
 ``train.random_steps`` steps take uniform random actions, as single-process training does.
 Every action passes :class:`~robot_rl.agents.policy_check.ActionGuard`: one that is
@@ -47,6 +55,7 @@ from robot_rl.agents.policy import Policy
 from robot_rl.agents.policy_check import ActionGuard
 from robot_rl.config import Config
 from robot_rl.data.rollout import ActorLoop
+from robot_rl.training.base_acting import actor_base
 from robot_rl.training.progress import Progress
 from robot_rl.training.remote.client import ActorClient
 from robot_rl.training.remote.errors import LearningError
@@ -83,15 +92,24 @@ class ActorProcess:
     """One env, one policy copy, one link to the learner."""
 
     def __init__(self, cfg: Config, token: str, *, target: str | None = None, actor_id: str | None = None,
-                 env_fn: EnvFn | None = None, seed: int | None = None) -> None:
+                 env_fn: EnvFn | None = None, seed: int | None = None, config_path: str | None = None) -> None:
         self.cfg = cfg
-        self.env = (env_fn or _sim_env)(cfg)
+        # what the no-learner notice tells to start: the very config, where the caller knows its file
+        self.config_path = config_path or "<the same config>"
+        env = (env_fn or _sim_env)(cfg)
+        try:  # agent.base: the base runs here, in the actor; only the SAC actor's weights come from the learner
+            self.base = actor_base(cfg, env)
+        except BaseException:
+            env.close()
+            raise
+        self.env = self.base.env
         spaces = EnvSpaces.from_gym(self.env.observation_space, self.env.action_space)
         self.client = ActorClient(cfg.learning, spaces, token, target=target, actor_id=actor_id)
         self.actor_id = self.client.actor_id
         self.seed = seed if seed is not None else cfg.seed + 1 + zlib.crc32(self.actor_id.encode()) % 1_000_000
         torch.manual_seed(self.seed)
         self.policy = Policy(cfg.agent, self.env.observation_space, self.env.action_space)
+        self.base.start(self.policy)  # acts as the base (residual 0) or the BC policy before any weights came
         self.policy.eval()
         self.generator = torch.Generator().manual_seed(self.seed)
         self.random = np.random.default_rng(self.seed)
@@ -112,7 +130,10 @@ class ActorProcess:
     def act(self, obs: dict[str, np.ndarray]) -> np.ndarray:
         if not self.trained and self.steps < self.cfg.train.random_steps:
             return self.random.uniform(-1.0, 1.0, self.env.action_space.shape).astype(np.float32)
-        return self.guard.checked(self.policy.act(obs, deterministic=False, generator=self.generator))
+        action = self.policy.act(obs, deterministic=False, generator=self.generator)
+        if self.base.residual is not None:  # the residual actor holds the arm on a non-finite residual, counted
+            return action
+        return self.guard.checked(action)
 
     def stop(self) -> None:
         """Finish the episode in progress, then stop."""
@@ -180,7 +201,10 @@ class ActorProcess:
                     next_tick = max(next_tick + period, now - period)
                     time.sleep(max(0.0, next_tick - time.monotonic()))
         finally:
-            flushed = self.client.close(flush_timeout=flush_timeout)
+            # stopped (Ctrl-C) before any learner answered: waiting for one would only delay the stop;
+            # an actor that ran its limits still gives a learner that is starting up the flush's time
+            stopped_unheard = self._stop and not self.client.connects
+            flushed = self.client.close(flush_timeout=0.0 if stopped_unheard else flush_timeout)
             self.env.close()
             progress.close(self.steps, self.progress_fields())
         self.client.check()
@@ -194,8 +218,8 @@ class ActorProcess:
         counting = ("; these steps take random actions and do not count toward --max-steps or --max-episodes"
                     if count_only_connected else "")
         log.warning("actor %s: no learner answers at %s yet (%s): start one with robot-rl learner --config "
-                    "<the same config> (same token), or point the actor at it (--learner HOST:PORT)%s",
-                    self.actor_id, self.client.target, why, counting)
+                    "%s (same token), or point the actor at it (--learner HOST:PORT)%s",
+                    self.actor_id, self.client.target, why, self.config_path, counting)
 
     def unsent_problem(self, summary: dict[str, Any]) -> str | None:
         """One line saying which steps never reached the learner and why, or None when all did."""
@@ -246,4 +270,10 @@ class ActorProcess:
                 "queued_steps": s["queued_steps"], "dropped_steps": s["dropped_steps"],
                 "dropped_intervention_steps": s["dropped_intervention_steps"],
                 "resent_steps": s["resent_steps"], "connects": s["connects"], "waited_s": round(self.waited_s, 1),
-                "refused_actions": self.guard.refused}
+                "refused_actions": self.guard.refused,
+                **{k: v for k, v in self.base_status().items() if k != "holding"}}
+
+    def base_status(self) -> dict[str, Any]:
+        """``agent.base.mode: residual``: the base actions and residuals refused (held and counted),
+        and whether the last step held; empty in other modes."""
+        return self.base.status()

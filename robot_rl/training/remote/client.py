@@ -97,6 +97,7 @@ class ActorClient:
         self._encoded: tuple[Any, int, pb.TransitionBatch] | None = None  # (batch, its seq, message)
         self._warned_at = 0.0
         self._dropped_warned = 0
+        self._outage_warned = False  # the current outage was warned about (reset when the learner answers)
         self.learner_id = ""
         self.env_steps = 0
         self.episodes = 0
@@ -155,7 +156,8 @@ class ActorClient:
         if step.last:
             self.episodes += 1
         dropped = self.outbox.dropped_steps
-        if dropped != self._dropped_warned and time.monotonic() - self._warned_at > 5.0:
+        if dropped != self._dropped_warned and time.monotonic() - self._warned_at > 5.0 and \
+                (self.connects or not self._dropped_warned):  # never connected: the first drop is said once
             self._warned_at, self._dropped_warned = time.monotonic(), dropped
             log.warning("actor %s: local queue full (%d steps), %d steps dropped so far "
                         "(%d of them interventions); learner %s unreachable: %s", self.actor_id,
@@ -226,6 +228,7 @@ class ActorClient:
         self.learner_id = reply.learner_id
         self._secret = reply.secret
         self.connects += 1
+        self._outage_warned = False
         self.outbox.ack(reply.acked_seq)
         self.outbox.renumber(reply.acked_seq + 1)  # the learner takes that seq next
         self._registered.set()
@@ -334,10 +337,15 @@ class ActorClient:
             self._warned_at = now
             log.warning("actor %s: learner %s refused its id while %s it (%s); retrying, %d steps queued",
                         self.actor_id, self.target, doing, self.last_error, self.outbox.queued_steps)
-        elif code not in quiet and now - self._warned_at > 5.0:
-            self._warned_at = now
-            log.warning("actor %s: learner %s unreachable or busy while %s it (%s); retrying, %d steps queued",
-                        self.actor_id, self.target, doing, self.last_error, self.outbox.queued_steps)
+        elif code not in quiet and self.connects and not self._outage_warned:
+            # once per outage: a learner never reached is the actor process's one notice (what to start),
+            # and a learner that went away is said once until it answers again, not every few seconds
+            self._warned_at, self._outage_warned = now, True
+            log.warning("actor %s: learner %s unreachable or busy while %s it (%s); retrying quietly until "
+                        "it answers, %d steps queued", self.actor_id, self.target, doing, self.last_error,
+                        self.outbox.queued_steps)
+        elif code not in quiet:
+            log.debug("actor %s: learner %s: %s while %s it", self.actor_id, self.target, self.last_error, doing)
         return True
 
     def _fail(self, err: LearningError) -> None:

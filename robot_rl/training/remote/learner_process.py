@@ -27,6 +27,15 @@ What survives ``kill -9`` (run directory = ``train.run_dir``):
   ``ros.policy: checkpoint`` run it);
 * ``learner/state.json``: the last weight version published, so versions keep growing.
 
+With ``agent.base.mode`` set, the base policy runs in the actors
+(:mod:`robot_rl.training.remote.actor_process`) and only the SAC actor's weights go to
+them. The learner trains on the steps as the actors store them (``residual``: the base
+action in the observation, the residual as the action) and needs ``agent.residual.scale``
+for that; it loads the base too (:class:`~robot_rl.training.base_rl.BaseRun`), to give the
+demos their base actions, to evaluate in sim, and to record the base in its checkpoint
+(a resumed residual run refuses another base); ``warm_start`` copies the BC policy into
+the actor at the first start, and the first weights the actors get are that policy's.
+
 ``--resume`` loads the checkpoint, reads the replay log back into the buffers (newest
 first, only what the buffers can hold: :meth:`EpisodeLog.read_window`), and tells the
 server which batches it already holds; actors resend the unfinished part of the episode
@@ -66,6 +75,7 @@ from robot_rl.data.demos import DemoWriter, episode_files, load_demos
 from robot_rl.data.durable import durable_write_text, remove_stale
 from robot_rl.data.spaces import spaces_spec, spec_mismatch
 from robot_rl.errors import RobotRLError, one_line
+from robot_rl.training.base_rl import BaseRun
 from robot_rl.training.checkpoint import (
     CHECKPOINT_NAMES,
     CONFIG_FILE,
@@ -154,9 +164,15 @@ class LearnerProcess:
         torch.manual_seed(cfg.seed)
         self.env_fn = env_fn or (sim_twin if evaluate and cfg.robot.backend != "sim" else spaces_env)
         env = self.env_fn(cfg)
-        self.obs_space, self.action_space = env.observation_space, env.action_space
-        self.eval_env: gym.Env | None = env if (evaluate if evaluate is not None else cfg.robot.backend == "sim") \
-            else None
+        try:  # agent.base: loaded and checked before anything is written (robot_rl.training.base_rl)
+            self.base_run = BaseRun.open(cfg, env, resume=resume, run_dir=self.run_dir)
+        except BaseException:
+            env.close()
+            raise
+        acting = self.base_run.wrap(env, "train")  # residual: the actors' steps carry the base action
+        self.obs_space, self.action_space = acting.observation_space, acting.action_space
+        self.eval_env: gym.Env | None = acting if (evaluate if evaluate is not None
+                                                   else cfg.robot.backend == "sim") else None
         if self.eval_env is None:
             env.close()
         self.spec = spaces_spec(self.obs_space, self.action_space)
@@ -190,6 +206,8 @@ class LearnerProcess:
         self._load_demos(resume, given=given)
         if resume:
             self._restore()
+        else:
+            self.base_run.start(self.learner.agent)  # warm start: the actor becomes the BC policy
         self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard, config=cfg)
         self.server = LearnerServer(lc, EnvSpaces.from_gym(self.obs_space, self.action_space), self.assembler,
                                     token, acked=self.assembler.acked(), weight_version=self.weight_version)
@@ -211,23 +229,26 @@ class LearnerProcess:
 
     def _given_demos(self) -> list | None:
         """``train.demos`` read and checked against the spaces (None when not set)."""
-        return load_demos(self.cfg.train.demos, self.obs_space, self.action_space) if self.cfg.train.demos else None
+        if not self.cfg.train.demos:
+            return None
+        return load_demos(self.cfg.train.demos, self.base_run.obs_space, self.base_run.action_space)
 
     def _load_demos(self, resume: bool, given: list | None = None) -> None:
         tc = self.cfg.train
         if tc.demos:
-            episodes = given if given is not None else load_demos(tc.demos, self.obs_space, self.action_space)
+            episodes = given if given is not None else load_demos(tc.demos, self.base_run.obs_space,
+                                                                  self.base_run.action_space)
             source = tc.demos
         elif tc.scripted_demos > 0:
             directory = self.run_dir / "demos"
             if not (resume and directory.is_dir() and len(episode_files(directory)) >= tc.scripted_demos):
                 self._record_scripted(directory, tc.scripted_demos)
-            episodes = load_demos(directory, self.obs_space, self.action_space)
+            episodes = load_demos(directory, self.base_run.obs_space, self.base_run.action_space)
             source = str(directory)
         else:
             log.info("no demos: the demo buffer holds interventions only")
             return
-        n = self.learner.add_demos(episodes)
+        n = self.learner.add_demos(self.base_run.demos(episodes))  # residual: with the base's actions
         log.info("demo buffer: %d transitions from %s", n, source)
 
     def _record_scripted(self, directory: Path, count: int) -> None:
@@ -254,6 +275,7 @@ class LearnerProcess:
             self._restore_checkpoint()
         else:
             log.warning("no checkpoint in %s: the agent starts fresh, on the saved replay", self.run_dir)
+            self.base_run.start(self.learner.agent)
         self.prune_replay()  # a log grown past its bound (a changed bound, an older version) shrinks first
         pruned = self.replay.pruned
         self.assembler.restore_pruned(pruned.episodes, pruned.steps, pruned.producers)
@@ -287,6 +309,7 @@ class LearnerProcess:
         mismatch = spec_mismatch(state.get("spaces", {}), self.spec)
         if mismatch:
             raise CheckpointError(f"{where} was made for other spaces: {mismatch}")
+        self.base_run.check_resume(state.get("base"), where)  # a residual fits only the base it learned on
         try:
             self.learner.agent.load_state_dict(state["agent"])
             self.learner.rng.bit_generator.state = state["rng"]
@@ -306,6 +329,7 @@ class LearnerProcess:
 
     def save(self) -> Path:
         state = {"kind": "learner", "config": checkpoint_config(self.cfg), "spaces": self.spec,
+                 **self.base_run.checkpoint_entry(),  # agent.base: its source, and what a resume checks it by
                  "agent": self.learner.agent.state_dict(), "rng": self.learner.rng.bit_generator.state,
                  "episodes": self.episodes, "evals": self.evals, "next_eval": self._next_eval,
                  "received_steps": self.assembler.received_steps}

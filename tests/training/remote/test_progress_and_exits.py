@@ -28,7 +28,7 @@ pytest.importorskip("mujoco")
 from robot_rl.config.learning import LearningConfig  # noqa: E402
 from robot_rl.paths import resolve_config  # noqa: E402
 from robot_rl.tasks import load_config  # noqa: E402
-from robot_rl.training.progress import Progress  # noqa: E402
+from robot_rl.training.progress import QUIET_EVERY_S, Progress  # noqa: E402
 from robot_rl.training.remote import synthetic as syn  # noqa: E402
 from robot_rl.training.remote.client import ActorClient  # noqa: E402
 from robot_rl.training.remote.spaces import EnvSpaces  # noqa: E402
@@ -190,12 +190,14 @@ def test_status_lines_come_every_every_s_and_never_read_past_the_total():
         if progress.due():
             progress.show(n, {"updates": n // 2})
     progress.close(130, {"updates": 65})  # more arrived than planned
-    assert out.getvalue().splitlines() == ["learner: 20/100 env steps, updates 10",
-                                           "learner: 45/100 env steps, updates 22",
+    # a line as soon as there is something to show (it started), then every 10 s, and the last
+    assert out.getvalue().splitlines() == ["learner: 0/100 env steps, updates 0",
+                                           "learner: 25/100 env steps, updates 12",
+                                           "learner: 50/100 env steps, updates 25",
                                            "learner: 130/130 env steps, updates 65"]
 
 
-def test_a_terminal_gets_a_bar_with_the_figures_and_disabled_shows_nothing():
+def test_a_terminal_gets_a_bar_with_the_figures_and_disabled_shows_a_line_now_and_then():
     clock, tty = Clock(), Tty()
     progress = Progress("actor a", total=None, stream=tty, clock=clock)
     assert progress.bar is not None
@@ -204,10 +206,18 @@ def test_a_terminal_gets_a_bar_with_the_figures_and_disabled_shows_nothing():
     progress.close()
     text = tty.getvalue()
     assert "actor a: " in text and "7step" in text and "episodes 1, unsent 3" in text, text
-    off = io.StringIO()
-    quiet = Progress("x", total=5, enabled=False, stream=off, clock=clock)
+    # --no-progress: no bar even on a terminal, a plain line when it starts, every QUIET_EVERY_S, at the end
+    off = Tty()
+    quiet = Progress("x", total=5, enabled=False, every_s=10.0, stream=off, clock=clock)
+    assert quiet.bar is None and quiet.every_s == QUIET_EVERY_S == 60.0
     clock.t = 100.0
-    assert not quiet.due()
-    quiet.show(3, {"a": 1})
+    assert quiet.due()
+    quiet.show(1, {"a": 1})
+    clock.t = 159.0
+    assert not quiet.due()  # 10 s (every_s) is not enough when quiet
+    quiet.show(2, {"a": 2})
+    clock.t = 160.0
+    quiet.show(3, {"a": 3})
     quiet.close(5)
-    assert off.getvalue() == ""
+    assert off.getvalue().splitlines() == ["x: 1/5 steps, a 1", "x: 3/5 steps, a 3", "x: 5/5 steps, a 3"]
+    assert "\r" not in off.getvalue()

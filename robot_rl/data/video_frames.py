@@ -1,0 +1,139 @@
+"""Camera frames to and from MP4 files, exactly: what a LeRobotDataset v3 export stores its images in.
+
+:class:`LosslessMp4` writes RGB frames through OpenCV (a base dependency) with FFV1, FFmpeg's
+lossless codec, inside an MP4 container: every pixel comes back as it went in, which the
+lossy codecs video players prefer (``mp4v``, H.264, AV1 at their usual settings) do not
+give. The files are larger than a lossy video's (about the size of PNG images), and every
+decoder built on FFmpeg reads them: PyAV (what LeRobot decodes with), OpenCV, ``ffmpeg``.
+A file is written as ``<name>.partial.mp4`` and renamed into place when closed, so a file
+under its final name is always a whole video.
+
+:func:`read_frames` decodes every frame of a file, with PyAV when it is installed (it reads
+what LeRobot's own writer makes, AV1 by default) and with OpenCV otherwise (which reads the
+files written here, and MPEG-4 and H.264, but has no AV1 decoder in its PyPI build). A file
+that cannot be decoded is a one-line :class:`VideoError` naming it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robot_rl.data.durable import durable_rename
+from robot_rl.errors import RobotRLError, install_extra, one_line
+
+#: What the info.json of a v3 dataset says of the videos written here.
+CODEC = "ffv1"
+PIX_FMT = "bgra"  # what OpenCV hands FFV1 (its BGR frames, padded); decoders give RGB back
+
+
+_PYAV_HINT = f"PyAV reads AV1, LeRobot's default; install the lerobot extra ({install_extra('lerobot')})"
+
+
+class VideoError(RobotRLError):
+    """A video that cannot be written or decoded."""
+
+
+class LosslessMp4:
+    """RGB frames of one size into ``path`` (MP4 container, FFV1 codec); see the module docstring."""
+
+    def __init__(self, path: str | Path, fps: float) -> None:
+        self.path = Path(path)
+        self.partial = self.path.with_name(self.path.stem + ".partial" + self.path.suffix)
+        self.fps = float(fps)
+        self.frames = 0
+        self.size: tuple[int, int] | None = None  # (width, height)
+        self._writer: Any = None
+
+    def write(self, frame: np.ndarray) -> None:
+        import cv2
+
+        if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3:
+            raise VideoError(f"{self.path}: a video frame is uint8 HxWx3, not {frame.dtype}{frame.shape}")
+        height, width = frame.shape[:2]
+        if self._writer is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = cv2.VideoWriter(str(self.partial), cv2.VideoWriter_fourcc(*"FFV1"), self.fps,
+                                           (width, height))
+            if not self._writer.isOpened():
+                raise VideoError(f"cannot write the video {self.partial} (OpenCV has no FFV1 writer here)")
+            self.size = (width, height)
+        elif (width, height) != self.size:
+            raise VideoError(f"{self.path}: a {width}x{height} frame in a {self.size[0]}x{self.size[1]} video")
+        self._writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
+        self.frames += 1
+
+    def finish(self) -> Path:
+        """Close the video, flush it to disk and put it in place under its final name."""
+        if self._writer is None:
+            raise VideoError(f"{self.path}: a video needs at least one frame")
+        self._writer.release()
+        self._writer = None
+        with open(self.partial, "rb") as f:
+            os.fsync(f.fileno())
+        durable_rename(self.partial, self.path)
+        return self.path
+
+    def abort(self) -> None:
+        """Drop a video that will not be finished."""
+        if self._writer is not None:
+            self._writer.release()
+            self._writer = None
+        with contextlib.suppress(OSError):
+            self.partial.unlink()
+
+
+def have_pyav() -> bool:
+    try:
+        import av  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def read_frames(path: str | Path) -> list[np.ndarray]:
+    """Every frame of the video ``path`` as uint8 HxWx3 RGB, in order (see the module docstring)."""
+    path = Path(path)
+    if not path.is_file():
+        raise VideoError(f"{path}: video file missing")
+    return _read_pyav(path) if have_pyav() else _read_opencv(path)
+
+
+def _read_pyav(path: Path) -> list[np.ndarray]:
+    import av
+
+    try:
+        with av.open(str(path)) as container:
+            if not container.streams.video:
+                raise VideoError(f"{path}: holds no video stream")
+            return [frame.to_ndarray(format="rgb24") for frame in container.decode(video=0)]
+    except VideoError:
+        raise
+    except Exception as err:  # PyAV raises its own error classes for every kind of damage
+        raise VideoError(f"{path}: cannot decode the video ({one_line(err)})") from None
+
+
+def _read_opencv(path: Path) -> list[np.ndarray]:
+    import cv2
+
+    capture = cv2.VideoCapture(str(path))
+    try:
+        if not capture.isOpened():
+            raise VideoError(f"{path}: OpenCV cannot open the video (damaged, or a codec it lacks: {_PYAV_HINT})")
+        frames = []
+        while True:
+            ok, frame = capture.read()
+            if not ok:
+                break
+            frames.append(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
+        if not frames:
+            codec = int(capture.get(cv2.CAP_PROP_FOURCC)).to_bytes(4, "little").decode("latin-1").strip("\0 ")
+            raise VideoError(f"{path}: OpenCV decoded no frame (codec '{codec or '?'}'; a damaged file, or a codec "
+                             f"OpenCV lacks: {_PYAV_HINT})")
+        return frames
+    finally:
+        capture.release()
