@@ -225,7 +225,13 @@ def read_backbone_weights(path: str | Path, layout: str = "auto", prefix: str | 
 
 
 def read_tensors(file: Path, where: str | None = None) -> tuple[dict[str, Any], dict[str, str]]:
-    """All tensors of a safetensors file or a PyTorch zip archive (flattened), and its metadata."""
+    """All tensors of a safetensors file or a PyTorch zip archive (flattened), and its metadata.
+
+    A Hugging Face snapshot folder (``config.json`` and ``model.safetensors``, as
+    ``save_pretrained`` or a Hub download leaves it) stands for its ``model.safetensors``.
+    """
+    reader = _Reader(file, where)
+    file = snapshot_weights(file, reader)
     reader = _Reader(file, where)
     with _open_regular(file, reader) as f:
         try:
@@ -246,6 +252,20 @@ def read_tensors(file: Path, where: str | None = None) -> tuple[dict[str, Any], 
                           "weights: save them as safetensors, or with torch.save's default zip format")
     raise reader.fail("is neither a safetensors file nor a PyTorch zip archive "
                       f"(it starts with {head[:8]!r})")
+
+
+def snapshot_weights(file: Path, reader: _Reader) -> Path:
+    """``file``, or the ``model.safetensors`` of the Hugging Face snapshot folder it is; a folder with a
+    ``config.json`` but no single ``model.safetensors`` (sharded, ``.bin`` only) is refused in one line."""
+    if not file.is_dir() or not (file / "config.json").is_file():
+        return file  # a plain folder: _open_regular says it is one (and which file it may have meant)
+    weights = file / "model.safetensors"
+    if weights.is_file():
+        return weights
+    sharded = (file / "model.safetensors.index.json").is_file()
+    raise reader.fail("is a Hugging Face snapshot folder without a single model.safetensors ("
+                      + ("its weights are sharded; " if sharded else "") + "robot_rl reads config.json + "
+                      "model.safetensors)")
 
 
 _NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),

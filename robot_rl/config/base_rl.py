@@ -32,7 +32,10 @@ class BaseConfig:
 
     mode: BaseMode = param("none", doc="none: RL from scratch; residual: a bounded residual on top of the base; "
                                        "warm_start: the SAC actor starts as the BC policy")
-    source: Optional[str] = param(None, doc="a BC/RL run directory or checkpoint path, or module:factory")
+    source: Optional[str] = param(None, doc="a BC/RL run directory or checkpoint path, a LeRobot policy folder "
+                                            "(save_pretrained), or module:factory")
+    lerobot_python: Optional[str] = param(None, doc="the python of LeRobot's own virtualenv, which runs a LeRobot "
+                                                    "policy folder; null: $ROBOT_RL_LEROBOT_PYTHON")
     ensemble_decay: Optional[float] = param(None, min=0.0, max=10.0,
                                             doc="temporal ensembling of a chunked base; null: the checkpoint's own")
 

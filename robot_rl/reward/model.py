@@ -64,7 +64,7 @@ class RewardClassifier(nn.Module):
         space = gym.spaces.Dict({c: gym.spaces.Box(0, 255, (h, w, 3), dtype=np.uint8) for c in self.cameras})
         if encoder.kind == "resnet10" and encoder.pretrained_path:
             path = Path(encoder.pretrained_path).expanduser()
-            if not path.is_file():
+            if not path.exists():  # a file, or a Hugging Face snapshot folder (config.json + model.safetensors)
                 raise ConfigError(f"reward.encoder.pretrained_path: weights file not found: {path}")
         try:
             self.encoder = ObsEncoder(space, encoder)

@@ -149,7 +149,10 @@ def _residual(saved: dict[str, Any], path: Path, record: dict[str, Any], agent_c
     base_cfg = config.get("base", {}) if isinstance(config, dict) else {}
     decay = base_cfg.get("ensemble_decay") if isinstance(base_cfg, dict) else None
     try:
-        base = load_base_policy(source, env.observation_space, env.action_space, ensemble_decay=decay)
+        python = agent_cfg.base.lerobot_python or (base_cfg.get("lerobot_python") if isinstance(base_cfg, dict)
+                                                   else None)  # else the run's own LeRobot python
+        base = load_base_policy(source, env.observation_space, env.action_space, ensemble_decay=decay,
+                                lerobot_python=python)
     except (BasePolicyError, CheckpointError) as err:
         where = "agent.base.source" if own else f"the base policy {path} records"
         raise type(err)(f"{where}: {err}") from None

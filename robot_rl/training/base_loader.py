@@ -42,6 +42,7 @@ from robot_rl.config.agent import AgentConfig
 from robot_rl.config.bc import BCConfig
 from robot_rl.errors import ConfigError, one_line
 from robot_rl.training.checkpoint import CheckpointError
+from robot_rl.training.lerobot_policy import is_lerobot_policy_dir, load_lerobot_policy
 from robot_rl.training.saved_policy import build_policy, read_run, recorded_observations, saved_weights
 
 #: The checkpoint ``kind`` ``robot-rl train-bc`` writes.
@@ -52,13 +53,17 @@ T = TypeVar("T")
 
 
 def load_base_policy(source: str | Path, obs_space: gym.spaces.Dict, action_space: gym.spaces.Box, *,
-                     ensemble_decay: float | None = None, recorded: Iterable[Obs] = ()) -> BasePolicy:
+                     ensemble_decay: float | None = None, recorded: Iterable[Obs] = (),
+                     lerobot_python: str | None = None) -> BasePolicy:
     """The base policy ``source`` names, for these spaces, checked (see the module docstring).
 
     ``ensemble_decay``: temporal ensembling of chunked policies (None: a BC checkpoint's
-    own, 0.01 for an entry point); ``recorded``: observations seen on the task, run by the check.
+    own, 0.01 for an entry point); ``recorded``: observations seen on the task, run by the check;
+    ``lerobot_python``: the python that runs a LeRobot policy folder (``agent.base.lerobot_python``).
     """
     text = str(source)
+    if is_lerobot_policy_dir(text):
+        return load_lerobot_policy(text, obs_space, action_space, python=lerobot_python, recorded=recorded)
     if is_entry_point(text):
         return load_entry_point(text, obs_space, action_space,
                                 ensemble_decay=0.01 if ensemble_decay is None else ensemble_decay, recorded=recorded)

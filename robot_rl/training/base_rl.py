@@ -118,7 +118,7 @@ class BaseRun:
         cfg = self.cfg.agent.base
         try:
             return load_base_policy(str(cfg.source), self.obs_space, self.action_space,
-                                    ensemble_decay=cfg.ensemble_decay)
+                                    ensemble_decay=cfg.ensemble_decay, lerobot_python=cfg.lerobot_python)
         except (BasePolicyError, CheckpointError) as err:
             raise type(err)(f"agent.base.source: {err}") from None
 

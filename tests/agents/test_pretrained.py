@@ -486,3 +486,30 @@ def test_a_path_swapped_for_a_fifo_after_the_check_is_still_refused(tmp_path, mo
 
     monkeypatch.setattr(pretrained.os, "stat", stat_sees_a_file)
     assert "is a FIFO (named pipe), not a regular file" in refused(fifo)
+
+
+def test_a_hugging_face_snapshot_folder_stands_for_its_safetensors(tmp_path):
+    """config.json + model.safetensors (save_pretrained, a Hub download): the folder loads as its file;
+    a snapshot without one model.safetensors, or a plain folder, is one line naming the folder."""
+    tv = random_backbone("torchvision", seed=21)
+    snapshot = tmp_path / "snapshot"
+    snapshot.mkdir()
+    (snapshot / "config.json").write_text('{"model_type": "resnet", "depths": [1, 1, 1, 1]}')
+    save_safetensors(snapshot / "model.safetensors", to_transformers(float_state(tv)))
+    x = images(2, seed=3)
+    assert torch.allclose(features(loaded(snapshot), x), features(tv, x), atol=1e-5)
+    assert torch.allclose(features(loaded(snapshot / "model.safetensors"), x), features(tv, x), atol=1e-5)
+    sharded = tmp_path / "sharded"
+    sharded.mkdir()
+    (sharded / "config.json").write_text("{}")
+    (sharded / "model.safetensors.index.json").write_text("{}")
+    assert refused(sharded) == (f"{WHERE}: {sharded}: is a Hugging Face snapshot folder without a single "
+                                "model.safetensors (its weights are sharded; robot_rl reads config.json + "
+                                "model.safetensors)")
+    bin_only = tmp_path / "bin_only"
+    bin_only.mkdir()
+    (bin_only / "config.json").write_text("{}")
+    torch.save(float_state(tv), bin_only / "pytorch_model.bin")
+    assert "without a single model.safetensors (robot_rl reads" in refused(bin_only)
+    (snapshot / "model.safetensors").write_bytes(b"\x00" * 4)  # a snapshot whose weights are truncated
+    assert refused(snapshot).startswith(f"{WHERE}: {snapshot / 'model.safetensors'}: is truncated")

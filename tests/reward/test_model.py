@@ -102,6 +102,26 @@ def test_frozen_resnet_backbone_stays_frozen_while_its_head_trains(tmp_path):
     assert not torch.equal(init["encoder.heads.front.kernel"], trained["encoder.heads.front.kernel"])
 
 
+def test_a_hugging_face_snapshot_folder_is_read_as_its_safetensors(tmp_path):
+    from safetensors.torch import save_file
+
+    snapshot = tmp_path / "snapshot"
+    snapshot.mkdir()
+    (snapshot / "config.json").write_text('{"model_type": "resnet"}')
+    torch.manual_seed(3)
+    weights = {k: v.contiguous() for k, v in ResNet10().state_dict().items() if v.is_floating_point()}
+    save_file(weights, str(snapshot / "model.safetensors"))
+    model = RewardClassifier.from_config(small_cfg(encoder=RewardEncoderConfig(
+        kind="resnet10", pretrained_path=str(snapshot), spatial_features=2, latent_dim=8)))
+    assert torch.equal(model.state_dict()["encoder.backbones.front.conv1.weight"], weights["conv1.weight"])
+    (snapshot / "model.safetensors").unlink()
+    enc = RewardEncoderConfig(kind="resnet10", pretrained_path=str(snapshot))
+    with pytest.raises(Exception, match=r"^reward.encoder.pretrained_path: .*snapshot: is a Hugging Face snapshot "
+                                        r"folder without a single model.safetensors") as err:
+        RewardClassifier.from_config(small_cfg(encoder=enc))
+    assert "\n" not in str(err.value)
+
+
 def test_missing_resnet_weights_name_the_reward_key():
     enc = RewardEncoderConfig(kind="resnet10", pretrained_path="/nonexistent/resnet10.pt")
     with pytest.raises(Exception, match=r"reward.encoder.pretrained_path: weights file not found"):
