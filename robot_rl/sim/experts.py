@@ -7,7 +7,9 @@ space through :func:`robot_rl.envs.outer_action`, so its actions are exactly wha
 policy (or a human) would send. It needs nothing but the ``RobotEnv`` API, so the same
 expert drives an env over MuJoCo directly or an env over ROS topics fed by the sim
 node. ``noise`` adds Gaussian noise to the motion part, for more varied demonstrations;
-the expert corrects it on the next step.
+the expert corrects it on the next step. ``aim_offset`` (metres, base frame; zero by
+default) shifts every position target it steers to: an expert that misjudges where the
+object is, as :mod:`robot_rl.data.imperfect_demos` uses for its failed episodes.
 
 Each task's expert lives in its folder (``robot_rl/tasks/<task>/expert.py``) and is
 handed out by ``SimTask.make_expert``.
@@ -33,6 +35,7 @@ class ScriptedExpert(abc.ABC):
         self.noise = float(noise)
         self.rng = np.random.default_rng(seed)
         self.scale = self.base.scale[:3]
+        self.aim_offset = np.zeros(3)
 
     def tcp(self) -> np.ndarray:
         return self.base.robot_state.tcp_pos
@@ -54,6 +57,7 @@ class ScriptedExpert(abc.ABC):
     def full_action(self) -> np.ndarray:
         """The next action as a 7-D base-frame RobotEnv action (motion, rotation, gripper)."""
         target, grip = self.plan()
+        target = target + self.aim_offset
         # Steer the commanded target (not the measured pose) to the goal: the env
         # accumulates deltas onto its target, so this is a plain set-point.
         current, _ = self.base.target_pose

@@ -1,0 +1,318 @@
+"""Start from a policy: BC alone, RLPD from scratch, warm start and residual RL, over seeds.
+
+For each task config (``--tasks``: a task or a harder variant such as ``pick_cube_hard``),
+demo count and seed, the bench
+
+1. records the demos once, as imperfect as a person's (:mod:`robot_rl.data.imperfect_demos`:
+   the scripted expert with ``--demo-noise`` action noise, ``--demo-failed`` of the
+   episodes failed and ``--demo-hesitant`` hesitant), into ``<out>/<run>/demos``; every
+   arm learns from that same folder (``train.demos``);
+2. ``bc``: behaviour cloning on them with ``robot-rl train-bc``'s code, and its eval
+   success (the same ``--eval-episodes`` seeded episodes every evaluation uses);
+3. ``rlpd``, ``warm_start``, ``residual``: ``robot-rl train``'s trainer from scratch
+   (``agent.base.mode: none``) and on top of that BC checkpoint, evaluating every
+   ``--eval-every`` env steps and stopping a run once an evaluation reaches ``--target``
+   (a run that never does within ``--budget`` env steps is "not reached", and counts as
+   more than the budget in the median);
+
+and reports per arm the env steps to the target per seed and their median, and for every
+RL arm the dip: its lowest eval success in the first ``--dip-window`` env steps minus BC's
+(negative: below BC). Draws ``<out>/<task>_<state|pixels>_<N>demos.png`` per task and
+demo count: eval success against env steps, per arm the median over seeds with the band
+from the lowest to the highest seed, BC alone as its level. After every run the records
+so far go to ``<out>/partial.json``; the last line printed is one JSON object.
+
+    python bench/base_policy.py                                   # the three harder variants, 3 seeds, 20 and 5 demos
+    python bench/base_policy.py --tasks pick_cube_hard --demos 20 --budget 10000
+    python bench/base_policy.py --pixels --tasks pick_cube_hard peg_insert_hard --demos 20
+    python bench/base_policy.py --arms bc residual --set agent.residual.scale=0.3
+
+With ``--pixels`` a run uses the task's robot's-view config (``<task>_pixels.yaml``:
+images and proprioception only) with the variant's task parameters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn, Sequence
+
+import numpy as np
+
+from robot_rl import jsonio
+from robot_rl.data.durable import durable_write_text
+from robot_rl.data.imperfect_demos import DemoFlaws
+from robot_rl.errors import RobotRLError
+from robot_rl.paths import pixels_config, resolve_config
+from robot_rl.tasks import get_task, load_config
+
+ARMS = ("bc", "rlpd", "warm_start", "residual")
+RL_ARMS = ("rlpd", "warm_start", "residual")
+#: agent.base.mode of each RL arm.
+MODES = {"rlpd": "none", "warm_start": "warm_start", "residual": "residual"}
+DEFAULT_TASKS = ("pick_cube_hard", "peg_insert_hard", "plug_insert_hard")
+#: Demos are recorded with seed + this (as robot-rl train's scripted demos are), apart from the runs' seeds.
+DEMO_SEED_OFFSET = 1_000_000
+
+
+def fail(message: str) -> NoReturn:
+    """A usage or config error: one line on stderr, exit 2."""
+    print(f"base_policy.py: error: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(2)
+
+
+# --- options --------------------------------------------------------------------------
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's own errors (an unknown option, a value of the wrong type) as one line too."""
+
+    def error(self, message: str) -> NoReturn:
+        fail(message)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", "--task", nargs="+", default=list(DEFAULT_TASKS),
+                        help="task configs by name or path (default: the three harder variants)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--demos", nargs="+", type=int, default=[20, 5], help="demo episodes per run")
+    parser.add_argument("--budget", type=int, default=10_000, help="env steps per RL run at most")
+    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS,
+                        help="what to run (warm_start and residual train BC first either way)")
+    parser.add_argument("--pixels", action="store_true", help="learn from camera images (<task>_pixels.yaml)")
+    parser.add_argument("--target", type=float, default=0.95)
+    parser.add_argument("--eval-every", type=int, default=1000)
+    parser.add_argument("--eval-episodes", type=int, default=20)
+    parser.add_argument("--dip-window", type=int, default=2000, help="env steps the dip is taken over")
+    parser.add_argument("--demo-noise", type=float, default=0.3,
+                        help="std of the noise on each motion component of the expert's [-1, 1] action")
+    parser.add_argument("--demo-failed", type=float, default=0.15, help="fraction of the demos that fail")
+    parser.add_argument("--demo-hesitant", type=float, default=0.25, help="fraction of the demos that pause")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
+    parser.add_argument("--out", default="runs/bench_base_policy")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="config override for every run (BC and RL)")
+    args = parser.parse_args(argv)
+    check_args(args)
+    return args
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Every option checked before anything runs: one line and exit 2 for the first bad one."""
+    for name, values, low in (("--seeds", args.seeds, 0), ("--demos", args.demos, 1)):
+        bad = [v for v in values if v < low]
+        if bad:
+            fail(f"{name} {bad[0]}: must be at least {low}")
+        if len(set(values)) != len(values):
+            fail(f"{name} {values}: each value once")
+    for name, value, low in (("--budget", args.budget, 1), ("--eval-every", args.eval_every, 1),
+                             ("--eval-episodes", args.eval_episodes, 1), ("--dip-window", args.dip_window, 0)):
+        if value < low:
+            fail(f"{name} {value}: must be at least {low}")
+    if not (math.isfinite(args.target) and 0.0 < args.target <= 1.0):
+        fail(f"--target {args.target}: must lie in (0, 1]")
+    try:
+        args.flaws = DemoFlaws(noise=args.demo_noise, failed=args.demo_failed, hesitant=args.demo_hesitant,
+                               names={"noise": "--demo-noise", "failed": "--demo-failed",
+                                      "hesitant": "--demo-hesitant"})
+    except RobotRLError as err:
+        fail(str(err))
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out}: exists and is not a folder")
+    for task in args.tasks:  # every config, with the overrides, loads and is a sim task with an expert
+        try:
+            cfg = load_config(*config_for(task, args, []))
+        except (RobotRLError, OSError) as err:
+            fail(f"--tasks {task}: {err}")
+        if cfg.robot.backend != "sim" or get_task(cfg.task.name).real_only:
+            fail(f"--tasks {task}: the bench needs a sim task with a scripted expert (robot.backend: sim)")
+
+
+def config_for(task: str, args: argparse.Namespace, extra: list[str]) -> tuple[Path, list[str]]:
+    """The config file of ``task`` and the overrides of one run (pixels: the task's robot's-view
+    config with the variant's task parameters)."""
+    path = resolve_config(task)
+    overrides = [f"train.device={args.device}", "train.progress=false", "train.eval_video_episodes=0",
+                 "train.checkpoint_every=0", f"train.eval_every={args.eval_every}",
+                 f"train.eval_episodes={args.eval_episodes}"]
+    if args.pixels:
+        variant = load_config(path)
+        spec = get_task(variant.task.name)
+        pixels = pixels_config(spec.config)
+        if pixels is None:
+            raise RobotRLError(f"task {spec.name} has no robot's-view config ({spec.config}_pixels.yaml)")
+        params = dataclasses.asdict(variant.task.params)
+        overrides = [f"task.params.{k}={json.dumps(list(v) if isinstance(v, tuple) else v)}"
+                     for k, v in params.items()] + overrides + ["env.obs_mode=pixels"]
+        path = resolve_config(pixels)
+    return path, overrides + list(args.overrides) + extra
+
+
+# --- one seed ---------------------------------------------------------------------------
+
+
+def record_demos(task: str, demos: int, seed: int, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Record ``demos`` imperfect demos into ``folder``; their kinds and outcomes."""
+    from robot_rl.assemble import make_actor_env
+    from robot_rl.config import to_dict
+    from robot_rl.data.demos import DemoWriter
+    from robot_rl.data.imperfect_demos import record_imperfect
+
+    cfg = load_config(*config_for(task, args, [f"seed={seed}"]))
+    env = make_actor_env(cfg, "demos")  # type: ignore[arg-type]
+    try:
+        writer = DemoWriter(folder, env.observation_space, env.action_space, task=cfg.task.name,
+                            source=f"scripted, imperfect: {args.flaws.describe()}", env_config=to_dict(cfg.env),
+                            force=True)
+        expert = env.unwrapped.task.make_expert(env, noise=0.0, seed=seed)
+        summary = record_imperfect(env, expert, writer, demos, args.flaws, seed=seed + DEMO_SEED_OFFSET)
+    finally:
+        env.close()
+    return {"episodes": len(summary.kinds), "failed": summary.successes.count(False),
+            "hesitant": summary.kinds.count("hesitant"), "attempted": summary.attempted, "steps": summary.steps}
+
+
+def run_bc(task: str, seed: int, root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    from robot_rl.training.bc import train_bc
+
+    cfg = load_config(*config_for(task, args, [f"seed={seed}", f"train.demos={root / 'demos'}",
+                                                f"bc.run_dir={root / 'bc'}"]))
+    start = time.perf_counter()
+    result = train_bc(cfg, force=True)
+    assert result.eval is not None
+    return {"success": result.eval.success_rate, "loss": result.loss, "wall_s": round(time.perf_counter() - start, 1),
+            "refused_episodes": len(result.faults)}
+
+
+def run_rl(task: str, arm: str, seed: int, root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    from robot_rl.training.curves import runs_of
+    from robot_rl.training.trainer import train
+
+    extra = [f"seed={seed}", f"train.demos={root / 'demos'}", "train.scripted_demos=0",
+             f"train.total_env_steps={args.budget}", f"train.stop_at_success={args.target}",
+             f"train.run_dir={root / arm}", f"agent.base.mode={MODES[arm]}"]
+    if arm != "rlpd":
+        extra += [f"agent.base.source={root / 'bc'}"]
+    if arm == "warm_start":
+        extra += ["train.random_steps=0"]
+    cfg = load_config(*config_for(task, args, extra))
+    start = time.perf_counter()
+    result = train(cfg, force=True)
+    curve = runs_of(result.evals)
+    return {"steps": result.first_step_reaching(args.target), "env_steps_run": result.env_steps,
+            "best_success": max((y for _, y in curve), default=0.0), "curve": curve,
+            "wall_s": round(time.perf_counter() - start, 1)}
+
+
+def dip(curve: Sequence[tuple[float, float]], bc_success: float | None, window: int) -> float | None:
+    """Lowest eval success at or before ``window`` env steps minus BC's (None without both)."""
+    early = [y for x, y in curve if x <= window]
+    if bc_success is None or not early:
+        return None
+    return round(min(early) - bc_success, 4)
+
+
+# --- summaries ----------------------------------------------------------------------------
+
+
+def median_steps(steps: Sequence[int | None]) -> float | None:
+    """The median env steps to the target; a seed that did not reach it counts as more than the budget."""
+    padded = sorted(math.inf if s is None else s for s in steps)
+    if not padded:
+        return None
+    value = float(np.median(padded))
+    return None if math.isinf(value) else value
+
+
+def summarize(runs: Sequence[dict[str, Any]], arms: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
+    """One task and demo count: per arm its figures over the seeds."""
+    out: dict[str, Any] = {"seeds": [r["seed"] for r in runs],
+                           "demos": {str(r["seed"]): r["demos"] for r in runs}}
+    bc = [r["bc"]["success"] for r in runs if "bc" in r]
+    if bc:
+        out["bc"] = {"success": bc, "median": float(np.median(bc))}
+    for arm in arms:
+        if arm == "bc":
+            continue
+        steps = [r[arm]["steps"] for r in runs if arm in r]
+        dips = [r[arm]["dip"] for r in runs if arm in r and r[arm]["dip"] is not None]
+        out[arm] = {"steps": steps, "median": median_steps(steps),
+                    "reached": f"{sum(s is not None for s in steps)}/{len(steps)}",
+                    "best_success": [r[arm]["best_success"] for r in runs if arm in r],
+                    "dip": [r[arm]["dip"] for r in runs if arm in r], "worst_dip": min(dips) if dips else None,
+                    "wall_s": round(sum(r[arm]["wall_s"] for r in runs if arm in r), 1)}
+    return out
+
+
+def draw(png: Path, runs: Sequence[dict[str, Any]], arms: Sequence[str], title: str,
+         args: argparse.Namespace) -> str | None:
+    from robot_rl.training.curves import plot_success
+
+    series: dict[str, list] = {}
+    bc = [r["bc"]["success"] for r in runs if "bc" in r]
+    longest = max([x for r in runs for arm in RL_ARMS if arm in r for x, _ in r[arm]["curve"]] + [args.eval_every])
+    if bc:  # BC alone does not learn on: its level, drawn across the runs
+        series["BC alone"] = [[(0.0, b), (float(longest), b)] for b in bc]
+    for arm in arms:
+        if arm != "bc":
+            series[arm] = [r[arm]["curve"] for r in runs if arm in r]
+    try:
+        plot_success(png, series, title=title, target=args.target)
+    except RobotRLError as err:  # nothing evaluated (an RL arm stopped before its first evaluation)
+        print(f"no success curve: {err}", flush=True)
+        return None
+    return str(png)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    out = Path(args.out)
+    view = "pixels" if args.pixels else "state"
+    arms = [a for a in ARMS if a in args.arms]
+    needs_bc = any(a in arms for a in ("bc", "warm_start", "residual"))
+    started = time.perf_counter()
+    records: list[dict[str, Any]] = []
+    results: dict[str, Any] = {}
+    for task in args.tasks:
+        for demos in args.demos:
+            runs = []
+            for seed in args.seeds:  # seed by seed: a run cut short still has whole seeds
+                root = out / f"{Path(task).stem}_{view}_{demos}demos_seed{seed}"
+                run: dict[str, Any] = {"task": Path(task).stem, "view": view, "seed": seed}
+                run["demos"] = record_demos(task, demos, seed, root / "demos", args)
+                if needs_bc:
+                    run["bc"] = run_bc(task, seed, root, args)
+                    print(f"{task} {view} demos={demos} seed={seed}: BC eval success {run['bc']['success']:.0%} "
+                          f"({run['bc']['wall_s']:.0f} s)", flush=True)
+                for arm in (a for a in arms if a != "bc"):
+                    run[arm] = run_rl(task, arm, seed, root, args)
+                    run[arm]["dip"] = dip(run[arm]["curve"], run.get("bc", {}).get("success"), args.dip_window)
+                    reached = run[arm]["steps"]
+                    print(f"{task} {view} demos={demos} seed={seed} {arm}: "
+                          + (f"reached {args.target:.0%} at {reached} env steps" if reached is not None
+                             else f"did not reach {args.target:.0%} in {run[arm]['env_steps_run']} env steps")
+                          + f" (best {run[arm]['best_success']:.0%}, dip {run[arm]['dip']}, "
+                            f"{run[arm]['wall_s']:.0f} s)", flush=True)
+                runs.append(run)
+                records.append(run)
+                durable_write_text(out / "partial.json", jsonio.dumps({"runs": records}, indent=1))
+            name = f"{Path(task).stem}_{view}_{demos}demos"
+            results[name] = summarize(runs, arms, args)
+            results[name]["png"] = draw(out / f"{name}.png", runs, arms,
+                                        f"{Path(task).stem} ({view}, {demos} demos): eval success, "
+                                        f"{args.eval_episodes} episodes", args)
+    print(json.dumps({"target": args.target, "budget": args.budget, "eval_every": args.eval_every,
+                      "eval_episodes": args.eval_episodes, "dip_window": args.dip_window, "view": view,
+                      "demo_flaws": args.flaws.as_dict(), "overrides": list(args.overrides),
+                      "wall_s": round(time.perf_counter() - started, 1), "results": results}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""``bench/base_policy.py`` at CI size: every arm runs, the JSON line has its keys, the PNG is drawn.
+
+At this size (2 demos, a 200-step budget, tiny networks) nothing learns: the test checks
+the shape of what a full run records and that each figure is a real measurement of the
+runs it made, not how good the figures are.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bench_runs import ROOT, run_bench
+
+TINY = ("--seeds", "0", "--demos", "2", "--budget", "200", "--eval-every", "100", "--eval-episodes", "2",
+        "--set", "bc.steps=20", "--set", "train.learning_starts=50", "--set", "train.batch_size=16",
+        "--set", "agent.hidden_dims=[32,32]", "--set", "agent.warm_start.critic_steps=20")
+
+
+def load_bench(monkeypatch):
+    """bench/base_policy.py as a module (bench/ is scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location("bench_base_policy", ROOT / "bench" / "base_policy.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "bench_base_policy", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_tiny_run_of_every_arm_ends_with_its_json_line_and_png(tmp_path):
+    pytest.importorskip("mujoco")
+    out = tmp_path / "bench"
+    record, lines = run_bench("base_policy.py", "--tasks", "pick_cube_hard", *TINY, "--demo-failed", "0.5",
+                              "--out", str(out), timeout=900)
+    assert {"target", "budget", "eval_every", "eval_episodes", "dip_window", "view", "demo_flaws", "overrides",
+            "wall_s", "results"} <= set(record)
+    assert record["budget"] == 200 and record["view"] == "state" and record["demo_flaws"]["failed"] == 0.5
+    result = record["results"]["pick_cube_hard_state_2demos"]
+    assert result["seeds"] == [0]
+    assert result["demos"]["0"] == {**result["demos"]["0"], "episodes": 2, "failed": 1}  # 50% of 2, as stated
+    assert 0.0 <= result["bc"]["success"][0] <= 1.0
+    for arm in ("rlpd", "warm_start", "residual"):
+        figures = result[arm]
+        assert {"steps", "median", "reached", "best_success", "dip", "worst_dip", "wall_s"} <= set(figures)
+        assert figures["reached"] in ("0/1", "1/1") and len(figures["steps"]) == 1
+        assert figures["steps"][0] is None or 0 < figures["steps"][0] <= 200
+        dip = figures["dip"][0]  # lowest eval success in the first 2,000 steps minus BC's
+        assert -1.0 <= dip <= 1.0
+        assert any(f"seed=0 {arm}:" in line for line in lines)
+    png = Path(result["png"])
+    assert png == out / "pick_cube_hard_state_2demos.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    partial = json.loads((out / "partial.json").read_text())
+    runs = partial["runs"]
+    assert len(runs) == 1 and {"bc", "rlpd", "warm_start", "residual", "demos"} <= set(runs[0])
+    curve = runs[0]["rlpd"]["curve"]
+    assert [x for x, _ in curve][-1] == 200 and all(0.0 <= y <= 1.0 for _, y in curve)
+    # the dip in the JSON is the one the curves and BC's figure give
+    for arm in ("warm_start", "residual"):
+        c = runs[0][arm]["curve"]
+        assert result[arm]["dip"][0] == pytest.approx(min(y for _, y in c) - runs[0]["bc"]["success"])
+    assert (out / "pick_cube_hard_state_2demos_seed0" / "bc" / "eval.json").is_file()
+
+
+def test_the_dip_and_the_median_count_what_they_state(monkeypatch):
+    bench = load_bench(monkeypatch)
+    curve = [(1000.0, 0.5), (2000.0, 0.2), (3000.0, 0.0)]
+    assert bench.dip(curve, 0.6, 2000) == pytest.approx(-0.4)  # the 3000-step point is past the window
+    assert bench.dip(curve, 0.1, 2000) == pytest.approx(0.1)
+    assert bench.dip([], 0.6, 2000) is None and bench.dip(curve, None, 2000) is None
+    assert bench.median_steps([1000, None, 3000]) == 3000  # a seed not reached counts as above the budget
+    assert bench.median_steps([1000, None, None]) is None
+    assert bench.median_steps([2000, 1000, 4000]) == 2000
+
+
+def run_script(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "base_policy.py"), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--demo-noise", "nan"], "--demo-noise = nan must lie in [0, 1]"),
+    (["--demo-failed", "1.5"], "--demo-failed = 1.5"),
+    (["--demo-failed", "0.6", "--demo-hesitant", "0.6"], "--demo-failed + --demo-hesitant"),
+    (["--demo-hesitant=-inf"], "--demo-hesitant = -inf"),
+    (["--demo-noise", "-1"], "--demo-noise = -1.0 must lie in [0, 1]"),
+    (["--seeds", "zero"], "--seeds: invalid int value: 'zero'"),  # argparse's own errors: one line too
+    (["--arms", "bc", "magic"], "invalid choice: 'magic'"),
+    (["--budget", "1e99"], "--budget: invalid int value"),
+    (["--budget", "0"], "--budget 0: must be at least 1"),
+    (["--demos", "0"], "--demos 0: must be at least 1"),
+    (["--seeds", "1", "1"], "--seeds [1, 1]: each value once"),
+    (["--target", "nan"], "--target nan"),
+    (["--eval-episodes", "-3"], "--eval-episodes -3"),
+    (["--tasks", "no_such_task"], "--tasks no_such_task"),
+    (["--tasks", "pick_cube_hard", "--set", "task.params.cube_xy_range=[5, 5]"], "task.params.cube_xy_range"),
+    (["--tasks", "plug_insert_hard", "--set", "task.params.clearance=.nan"], "task.params.clearance"),
+    (["--set", "train.utd_ratio"], "--tasks pick_cube_hard"),
+])
+def test_bad_options_are_one_line_and_exit_2_before_anything_runs(tmp_path, args, fragment):
+    out = tmp_path / "bench"
+    proc = run_script(*args, "--out", str(out))
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and fragment in lines[0], lines
+    assert not out.exists() and proc.stdout == ""
+
+
+def test_an_out_path_that_is_a_file_is_refused(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("kept")
+    proc = run_script("--out", str(blocker))
+    assert proc.returncode == 2 and "--out" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert blocker.read_text() == "kept"
+
+
+def test_pixels_runs_the_tasks_robots_view_config_with_the_variants_parameters(monkeypatch, tmp_path):
+    from robot_rl.tasks import load_config
+
+    bench = load_bench(monkeypatch)
+    args = bench.parse_args(["--pixels", "--tasks", "pick_cube_hard", "--out", str(tmp_path / "b")])
+    cfg = load_config(*bench.config_for("pick_cube_hard", args, ["seed=3"]))
+    hard = load_config(ROOT / "configs" / "pick_cube_hard.yaml")
+    view = load_config(ROOT / "configs" / "pick_cube_pixels.yaml")
+    assert cfg.task.params == hard.task.params != view.task.params
+    assert cfg.env.obs_mode == "pixels" and cfg.cameras["front"].width == view.cameras["front"].width == 32
+    assert cfg.agent.encoder == view.agent.encoder and cfg.seed == 3
+    assert cfg.train.eval_episodes == 20 and cfg.train.eval_video_episodes == 0
+    with pytest.raises(SystemExit) as exit_:  # a variant whose task has no robot's-view config: one line, exit 2
+        bench.parse_args(["--pixels", "--tasks", "plug_insert_hard", "--out", str(tmp_path / "b")])
+    assert exit_.value.code == 2
