@@ -38,8 +38,13 @@ class VideoError(RobotRLError):
     """A video that cannot be written or decoded."""
 
 
-class LosslessMp4:
-    """RGB frames of one size into ``path`` (MP4 container, FFV1 codec); see the module docstring."""
+class Mp4File:
+    """RGB frames of one size into ``path`` (an MP4 container, the codec :attr:`fourcc`), written
+    as ``<name>.partial.mp4`` and renamed into place, flushed, when closed, so a file under its
+    final name is always a whole video (OpenCV picks the container by the extension, hence not
+    ``.mp4.tmp``). Eval videos use it with a lossy codec (:class:`robot_rl.training.frames.Mp4Writer`)."""
+
+    fourcc = "FFV1"
 
     def __init__(self, path: str | Path, fps: float) -> None:
         self.path = Path(path)
@@ -50,27 +55,27 @@ class LosslessMp4:
         self._writer: Any = None
 
     def write(self, frame: np.ndarray) -> None:
-        import cv2
+        import cv2  # only what records a video needs OpenCV
 
         if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3:
             raise VideoError(f"{self.path}: a video frame is uint8 HxWx3, not {frame.dtype}{frame.shape}")
         height, width = frame.shape[:2]
         if self._writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = cv2.VideoWriter(str(self.partial), cv2.VideoWriter_fourcc(*"FFV1"), self.fps,
+            self._writer = cv2.VideoWriter(str(self.partial), cv2.VideoWriter_fourcc(*self.fourcc), self.fps,
                                            (width, height))
             if not self._writer.isOpened():
-                raise VideoError(f"cannot write the video {self.partial} (OpenCV has no FFV1 writer here)")
+                raise VideoError(f"cannot write the video {self.partial} (OpenCV has no {self.fourcc} writer here)")
             self.size = (width, height)
         elif (width, height) != self.size:
             raise VideoError(f"{self.path}: a {width}x{height} frame in a {self.size[0]}x{self.size[1]} video")
         self._writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
         self.frames += 1
 
-    def finish(self) -> Path:
-        """Close the video, flush it to disk and put it in place under its final name."""
+    def close(self) -> Path | None:
+        """Close the video, flush it to disk and put it in place; its path, or None when no frame came."""
         if self._writer is None:
-            raise VideoError(f"{self.path}: a video needs at least one frame")
+            return None
         self._writer.release()
         self._writer = None
         with open(self.partial, "rb") as f:
@@ -85,6 +90,19 @@ class LosslessMp4:
             self._writer = None
         with contextlib.suppress(OSError):
             self.partial.unlink()
+
+
+class LosslessMp4(Mp4File):
+    """FFV1 in MP4: every pixel comes back as it went in (see the module docstring)."""
+
+    fourcc = "FFV1"
+
+    def finish(self) -> Path:
+        """Close the video and put it in place; a video of no frame is an error (a v3 episode has frames)."""
+        path = self.close()
+        if path is None:
+            raise VideoError(f"{self.path}: a video needs at least one frame")
+        return path
 
 
 def have_pyav() -> bool:

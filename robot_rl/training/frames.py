@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
-from robot_rl.data.durable import durable_rename
+from robot_rl.data.video_frames import Mp4File
 from robot_rl.errors import RobotRLError
 
 #: How long the marked last frame of an episode stays on screen, in seconds of video.
@@ -171,41 +171,14 @@ def readable(image: np.ndarray) -> np.ndarray:
     return np.repeat(np.repeat(frame, scale, axis=0), scale, axis=1) if scale > 1 else frame
 
 
-class Mp4Writer:
-    """Frames of one size into ``path`` (MP4, mp4v), written as ``<name>.partial.mp4`` and renamed
-    to ``path`` by :meth:`finish`, so a file under the final name is always a whole video
-    (OpenCV picks the container by the extension, hence not ``.mp4.tmp``)."""
+class Mp4Writer(Mp4File):
+    """Eval and session videos: MP4 with the ``mp4v`` codec, which every player opens, appearing
+    under its name only when whole (:class:`robot_rl.data.video_frames.Mp4File`)."""
 
-    def __init__(self, path: str | Path, fps: float) -> None:
-        self.path = Path(path)
-        self.partial = self.path.with_name(self.path.stem + ".partial" + self.path.suffix)
-        self.fps = float(fps)
-        self.frames = 0
-        self.size: tuple[int, int] | None = None  # (width, height)
-        self._writer: Any = None
-
-    def write(self, frame: np.ndarray) -> None:
-        import cv2  # only what records a video needs OpenCV
-
-        height, width = frame.shape[:2]
-        if self._writer is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = cv2.VideoWriter(str(self.partial), cv2.VideoWriter_fourcc(*"mp4v"), self.fps,
-                                           (width, height))
-            if not self._writer.isOpened():
-                raise RobotRLError(f"cannot write the video {self.partial} (OpenCV has no mp4v writer here)")
-            self.size = (width, height)
-        elif (width, height) != self.size:
-            raise RobotRLError(f"the env rendered a {width}x{height} frame into a {self.size[0]}x{self.size[1]} "
-                               f"video ({self.path})")
-        self._writer.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
-        self.frames += 1
+    fourcc = "mp4v"
 
     def finish(self) -> Path | None:
         """Close the video and put it in place; its path, or None when no frame was written."""
-        if self._writer is None:
-            return None
-        self._writer.release()
-        self._writer = None
-        durable_rename(self.partial, self.path)
-        return self.path
+        return self.close()
+
+

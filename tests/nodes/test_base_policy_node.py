@@ -26,7 +26,7 @@ import pytest
 pytest.importorskip("mujoco")
 
 import base_policies  # noqa: E402  (tests/support)
-from actor_harness import LoopbackSim  # noqa: E402
+from actor_harness import CameraLoopback, LoopbackSim  # noqa: E402
 
 from robot_rl.agents.residual import BASE_ACTION_KEY  # noqa: E402
 from robot_rl.nodes.actor import ActorSession  # noqa: E402
@@ -41,26 +41,8 @@ BASE = ["agent.base.mode=residual", "agent.base.source=base_policies:drift", "ag
         "train.torch_threads=1", "train.progress=false", "ros.policy=learner"]
 
 
-class PixelSim(LoopbackSim):
+class PixelSim(CameraLoopback):
     """The harness's sim, also sending both camera images (as the sim node does), at 20 Hz."""
-
-    def __init__(self, cfg) -> None:
-        self.next_image = 0.0
-        super().__init__(cfg)
-
-    def _publish(self, state) -> None:
-        super()._publish(state)
-        now = time.monotonic()
-        if now >= self.next_image:
-            for name, camera in self.parts.cameras.items():
-                camera.on_image(self.sim.render(name), time.time())
-            self.next_image = now + 0.05
-
-    def _run(self) -> None:
-        try:
-            super()._run()
-        finally:  # an EGL context is released by the thread it is current in
-            self.sim.world.close()
 
     def close(self) -> None:
         self.stop.set()

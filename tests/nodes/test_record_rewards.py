@@ -10,11 +10,9 @@ step saw each press, and the labels on disk are checked against that log.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
-from actor_harness import PICK, LoopbackSim, ScriptedPerson  # noqa: E402
+from actor_harness import PICK, CameraLoopback, ScriptedPerson  # noqa: E402
 
 from robot_rl.errors import ConfigError, DeviceError  # noqa: E402
 from robot_rl.interfaces import InputCommand, InputDevice  # noqa: E402
@@ -30,26 +28,6 @@ RECORDING = ["intervention.device=keyboard", "ros.state_timeout_s=2.0", "env.rel
              f"env.max_episode_steps={EPISODE_STEPS}", "cameras.front.width=64", "cameras.front.height=48",
              "cameras.wrist.width=64", "cameras.wrist.height=48", "reward.image_size=[32,24]",
              "reward.collect.chunk_frames=4"]
-
-
-class CameraLoopback(LoopbackSim):
-    """The loopback sim, also publishing every camera's image at about 20 Hz (rendered on its thread)."""
-
-    next_image = 0.0
-
-    def _publish(self, state) -> None:
-        super()._publish(state)
-        now = time.monotonic()
-        if now >= self.next_image:
-            for name, camera in self.parts.cameras.items():
-                camera.on_image(self.sim.render(name), time.time())
-            self.next_image = now + 0.05
-
-    def _run(self) -> None:
-        try:
-            super()._run()
-        finally:  # an EGL context is released by the thread it is current in
-            self.sim.world.close()
 
 
 def log_reads(device) -> list[tuple[bool, bool, bool, bool]]:

@@ -76,6 +76,26 @@ class LoopbackSim:
         self.sim.close()
 
 
+class CameraLoopback(LoopbackSim):
+    """The loopback sim, also publishing every camera's image at about 20 Hz (rendered on its thread)."""
+
+    next_image = 0.0
+
+    def _publish(self, state) -> None:
+        super()._publish(state)
+        now = time.monotonic()
+        if now >= self.next_image:
+            for name, camera in self.parts.cameras.items():
+                camera.on_image(self.sim.render(name), time.time())
+            self.next_image = now + 0.05
+
+    def _run(self) -> None:
+        try:
+            super()._run()
+        finally:  # an EGL context is released by the thread it is current in
+            self.sim.world.close()
+
+
 class ScriptedPerson:
     """A synthetic person at the actor's /spacenav input (its TopicInput), on a thread.
 

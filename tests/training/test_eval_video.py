@@ -117,7 +117,7 @@ def test_an_env_that_does_not_render_or_changes_size_is_a_one_line_error(tmp_pat
 
     video = EpisodeVideo(Growing(), tmp_path / "g.mp4")
     video.reset(seed=0)
-    with pytest.raises(RobotRLError, match="rendered a 448x287 frame into a 448x280 video"):
+    with pytest.raises(RobotRLError, match="a 448x287 frame in a 448x280 video"):
         video.step(np.array([1.0], np.float32))
     video.finish()
 

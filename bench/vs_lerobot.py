@@ -1,0 +1,755 @@
+"""robot_rl's learner side by side with LeRobot's own SAC (HIL-SERL) on gym-hil's PandaPickCube.
+
+One command, two virtualenvs: LeRobot's SAC learner from its release (``lerobot.rl.learner`` +
+``lerobot.rl.actor``, unmodified, talking gRPC on 127.0.0.1) and robot_rl's ``robot-rl train``
+with ``env.gym_id``. gym-hil pins an older MuJoCo than robot_rl's, so neither runs in robot_rl's
+own venv: ``--lerobot-python`` is a python with lerobot (plus grpcio and gym-hil on
+``--lerobot-pythonpath`` where its venv lacks them), ``--robot-rl-python`` a python with robot_rl
+and gym-hil::
+
+    python bench/vs_lerobot.py --obs state --block fixed --seeds 0 --env-steps 2000 --eval-every 500
+    python bench/vs_lerobot.py --obs state pixels --block fixed random --seeds 0 1 2   # the full table
+
+What both sides share, per (observation, block) setting:
+
+* **the env**: ``gym_hil/PandaPickCube-v0``'s wrappers (end-effector xyz steps of 2.5 cm, a
+  gripper action in [0, 2]: open, stay, close) around ``PandaPickCubeBase-v0``, sparse reward,
+  100-step episodes, registered here as ``gym_hil/BenchPickCube{Fixed,Random}-v0`` because
+  LeRobot's gym-hil path (``lerobot.rl.gym_manipulator.make_robot_env``) passes no block
+  option and always asks for images (``image_obs=True``). The registered env seeds the global
+  NumPy RNG on a seeded reset, because gym-hil draws the block's random position from it.
+  From state both see ``agent_pos`` only (18 numbers: joints, velocities, gripper, TCP
+  position): LeRobot's gym-hil path has no ``environment_state`` with images on, so the block's
+  position is not observed, which makes the random block a pixels-only problem for both.
+* **the demos**: ONE LeRobotDataset v3 folder, written by LeRobot's own ``LeRobotDataset``
+  writer from a scripted expert (gym-hil has none; this file's ``expert_action`` reads the
+  TCP and block positions from the simulator). LeRobot reads it as its offline buffer; robot_rl
+  imports it with ``robot_rl.data.lerobot_import`` and then maps the actions from the env's
+  units to its own [-1, 1] (the gripper's [0, 2] to [-1, 1]), which is what robot_rl's gym
+  wrapper undoes when it acts.
+* **the budget and the evaluation**: the same env steps, and ``--eval-episodes`` deterministic
+  episodes with the block seeded ``eval_seed + i``. robot_rl evaluates inside its trainer
+  every ``--eval-every`` env steps; LeRobot's learner has no evaluation, so its checkpoints
+  (every ``--eval-every`` optimisation steps, each with the env step it was taken at) are
+  evaluated afterwards by this file with the actor's mean action and the discrete gripper
+  critic's argmax.
+* **the learner settings both expose**: batch size, discount, UTD ratio, learning starts,
+  learning rates (both 3e-4), critic ensemble of 2, 256x256 MLPs, half of each batch from the
+  demos, a discrete 3-way gripper critic (``num_discrete_actions: 3`` and
+  ``agent.gripper_critic``). Everything else is each side's default; nothing is tuned on one
+  side only.
+
+Ends with one JSON line: per learner and setting, env steps to 80% and 95% eval success
+(median over seeds; null when not reached), wall seconds per 1,000 env steps (robot_rl's
+include its in-run evaluations, ``eval_env_steps_in_wall`` of them; LeRobot's include its
+checkpoints, each also writing its replay buffer as a dataset), updates/s
+(updates over the run's wall time), updates per env step, replay bytes per transition; and a
+PNG of both curves per setting in ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+#: What this bench reports per learner and setting, in the JSON line's order.
+TARGETS = (0.8, 0.95)
+OBS_MODES = ("state", "pixels")
+BLOCKS = ("fixed", "random")
+LEARNERS = ("robot_rl", "lerobot")
+#: gym-hil's control rate (control_dt 0.1 s) and episode length (its registration).
+FPS = 10
+EPISODE_STEPS = 100
+#: gym-hil's action bounds with the gripper on: xyz in [-1, 1], gripper 0 open, 1 stay, 2 close.
+ACTION_LOW = (-1.0, -1.0, -1.0, 0.0)
+ACTION_HIGH = (1.0, 1.0, 1.0, 2.0)
+STATE_DIM = 18
+IMAGE_SIZE = 128  # gym-hil's render size; both learners see it as it is
+TASK = "Pick up the cube"
+USAGE_EXIT = 2
+
+
+class BenchError(Exception):
+    """A bench failure the command line reports in one line."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments and the summary (pure Python: the parts the CI test runs without the venvs)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line; every figure checked here so a bad one is one line and exit 2."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("--lerobot-python",
+                   default=os.environ.get("ROBOT_RL_LEROBOT_PYTHON") or os.environ.get("LEROBOT_PYTHON"),
+                   help="a python with lerobot (env ROBOT_RL_LEROBOT_PYTHON, else LEROBOT_PYTHON)")
+    p.add_argument("--lerobot-pythonpath", default=os.environ.get("LEROBOT_PYTHONPATH", ""),
+                   help="prepended to PYTHONPATH for LeRobot's processes: grpcio, gym-hil (env LEROBOT_PYTHONPATH)")
+    p.add_argument("--robot-rl-python", default=os.environ.get("ROBOT_RL_GYMHIL_PYTHON"),
+                   help="a python with robot_rl and gym-hil (env ROBOT_RL_GYMHIL_PYTHON)")
+    p.add_argument("--obs", nargs="+", default=["state"], help=f"of {', '.join(OBS_MODES)}")
+    p.add_argument("--block", nargs="+", default=["fixed"], help=f"of {', '.join(BLOCKS)}")
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    p.add_argument("--env-steps", type=int, default=20_000, help="env-step budget of each run")
+    p.add_argument("--eval-every", type=int, default=1000)
+    p.add_argument("--eval-episodes", type=int, default=20)
+    p.add_argument("--eval-seed", type=int, default=10_000)
+    p.add_argument("--demos", type=int, default=10, help="scripted expert episodes in the shared dataset")
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--utd", type=int, default=2, help="updates per env step (robot_rl); LeRobot's utd_ratio")
+    p.add_argument("--discount", type=float, default=0.97)
+    p.add_argument("--learning-starts", type=int, default=100)
+    p.add_argument("--learners", nargs="+", default=list(LEARNERS), help=f"of {', '.join(LEARNERS)}")
+    p.add_argument("--out", default="runs/bench_vs_lerobot")
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--spec", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child is None:
+        check_args(args)
+    return args
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse what cannot make a comparison: one :class:`BenchError` line naming the flag."""
+    for flag, values, allowed in (("--obs", args.obs, OBS_MODES), ("--block", args.block, BLOCKS),
+                                  ("--learners", args.learners, LEARNERS)):
+        bad = [v for v in values if v not in allowed]
+        if bad or len(set(values)) != len(values):
+            raise BenchError(f"{flag}: {bad or values} is not a list of distinct values of {', '.join(allowed)}")
+    if len(set(args.seeds)) != len(args.seeds) or any(s < 0 for s in args.seeds):
+        raise BenchError(f"--seeds: {args.seeds} must be distinct non-negative integers")
+    for flag, value, low in (("--env-steps", args.env_steps, 1), ("--eval-every", args.eval_every, 1),
+                             ("--eval-episodes", args.eval_episodes, 1), ("--demos", args.demos, 1),
+                             ("--batch-size", args.batch_size, 2), ("--utd", args.utd, 1),
+                             ("--learning-starts", args.learning_starts, 0), ("--eval-seed", args.eval_seed, 0)):
+        if value < low:
+            raise BenchError(f"{flag}: {value} is below {low}")
+    if args.eval_every > args.env_steps:
+        raise BenchError(f"--eval-every: {args.eval_every} is more than --env-steps {args.env_steps}: no evaluation")
+    if not (0.0 < args.discount < 1.0):  # NaN fails this too
+        raise BenchError(f"--discount: {args.discount} is not in (0, 1)")
+    # LeRobot's python is always needed: its writer records the shared demos
+    for flag, python, needed in (("--lerobot-python", args.lerobot_python, True),
+                                 ("--robot-rl-python", args.robot_rl_python, "robot_rl" in args.learners)):
+        if needed:
+            if not python:
+                raise BenchError(f"{flag}: not given (nor its environment variable)")
+            if not Path(python).is_file():
+                raise BenchError(f"{flag}: {python} is not a file")
+
+
+def steps_to(curve: list[tuple[int, float]], target: float) -> int | None:
+    """The first env step whose eval success is at least ``target`` (None: never in ``curve``)."""
+    for steps, success in sorted(curve):
+        if success >= target:
+            return int(steps)
+    return None
+
+
+def median_steps(per_seed: list[int | None], budget: int) -> int | None:
+    """Median over seeds of the steps to a target; a seed that never got there counts as more than
+    the budget, so the median is None when half or more never did."""
+    if not per_seed:
+        return None
+    big = budget + 1
+    m = statistics.median([big if s is None else s for s in per_seed])
+    return None if m >= big else int(m)
+
+
+def _finite(x: Any) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if v == v and abs(v) != float("inf") else None
+
+
+def summarize(runs: list[dict[str, Any]], budget: int) -> dict[str, Any]:
+    """Runs (one per learner, setting and seed) into the JSON line's figures.
+
+    A run: ``learner``, ``obs``, ``block``, ``seed``, ``curve`` ([env_steps, success] pairs),
+    ``wall_s``, ``env_steps``, ``updates``, ``replay_bytes_per_transition``, optional ``error``.
+    """
+    out: dict[str, Any] = {}
+    keys = sorted({(r["obs"], r["block"], r["learner"]) for r in runs})
+    for obs, block, learner in keys:
+        mine = [r for r in runs if (r["obs"], r["block"], r["learner"]) == (obs, block, learner)]
+        ok = [r for r in mine if not r.get("error")]
+        entry: dict[str, Any] = {"seeds": [r["seed"] for r in mine]}
+        for target in TARGETS:
+            per_seed = [steps_to([tuple(p) for p in r["curve"] if _finite(p[1]) is not None], target) for r in ok]
+            entry[f"steps_to_{int(round(target * 100))}"] = median_steps(per_seed, budget) if ok else None
+            entry[f"steps_to_{int(round(target * 100))}_per_seed"] = per_seed
+        walls = [_finite(r["wall_s"]) for r in ok]
+        steps = [r["env_steps"] for r in ok]
+        updates = [r["updates"] for r in ok]
+        pairs = [(w, s, u) for w, s, u in zip(walls, steps, updates) if w and s and s > 0 and u is not None]
+        entry["wall_s_per_1000_env_steps"] = (round(statistics.median([w / s * 1000 for w, s, _ in pairs]), 1)
+                                              if pairs else None)
+        entry["updates_per_s"] = round(statistics.median([u / w for w, _, u in pairs]), 2) if pairs else None
+        hz = [_finite(r.get("update_only_per_s")) for r in ok]
+        hz = [h for h in hz if h is not None]
+        entry["update_only_per_s"] = round(statistics.median(hz), 1) if hz else None
+        entry["updates_per_env_step"] = round(statistics.median([u / s for _, s, u in pairs]), 2) if pairs else None
+        rb = [_finite(r.get("replay_bytes_per_transition")) for r in ok]
+        rb = [b for b in rb if b is not None]
+        entry["replay_bytes_per_transition"] = round(statistics.median(rb)) if rb else None
+        entry["eval_env_steps_in_wall"] = max((r.get("eval_env_steps_in_wall", 0) for r in ok), default=0)
+        entry["final_success"] = [r["curve"][-1][1] if r["curve"] else None for r in ok]
+        errors = [f"seed {r['seed']}: {r['error']}" for r in mine if r.get("error")]
+        if errors:
+            entry["errors"] = errors
+        out.setdefault(f"{obs}_{block}", {})[learner] = entry
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The env both learners act in (imported in the children: gymnasium and gym-hil)
+
+
+def register_bench_envs() -> None:
+    """``gym_hil/BenchPickCube{Fixed,Random}-v0``: gym-hil's PandaPickCube-v0 wrappers (no human
+    input), the block fixed or random, the global NumPy RNG seeded on a seeded reset."""
+    import gym_hil  # noqa: F401  (registers gym-hil's envs)
+    import gymnasium as gym
+
+    for block in BLOCKS:
+        env_id = f"gym_hil/BenchPickCube{block.capitalize()}-v0"
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=_make_bench_env, max_episode_steps=EPISODE_STEPS,
+                         kwargs={"random_block_position": block == "random"})
+
+
+def _make_bench_env(random_block_position: bool, image_obs: bool = True, use_gripper: bool = True,
+                    gripper_penalty: float = 0.0, render_mode: Any = None, **_: Any):
+    """The env of one bench run. ``render_mode`` is ignored (LeRobot asks for 'human', robot_rl for
+    none: both get gym-hil's offscreen renderer); the gripper is always on (a 4-number action)."""
+    import gymnasium as gym
+    import numpy as np
+    from gym_hil.wrappers.factory import make_env
+
+    class SeedsBlock(gym.Wrapper):
+        """gym-hil draws the random block from ``np.random``: a seeded reset seeds it."""
+
+        def reset(self, *, seed: int | None = None, options: Any = None):
+            if seed is not None:
+                np.random.seed(seed)
+            return self.env.reset(seed=seed, options=options)
+
+    env = make_env("gym_hil/PandaPickCubeBase-v0", use_inputs_control=False, use_gripper=use_gripper,
+                   gripper_penalty=gripper_penalty, image_obs=image_obs,
+                   random_block_position=random_block_position)
+    return SeedsBlock(env)
+
+
+def bench_env_id(block: str) -> str:
+    return f"gym_hil/BenchPickCube{block.capitalize()}-v0"
+
+
+def expert_action(env: Any) -> Any:
+    """A scripted pick from the simulator's state: above the block, down, close, lift."""
+    import numpy as np
+
+    u = env.unwrapped
+    tcp = np.array(u._data.sensor("2f85/pinch_pos").data)
+    block = np.array(u._data.sensor("block_pos").data)
+    closed = u._data.ctrl[u._gripper_ctrl_id] / 255.0
+    action = np.array([0.0, 0.0, 0.0, 1.0])
+    dxy = block[:2] - tcp[:2]
+    if closed < 0.05 and np.linalg.norm(dxy) > 0.008:
+        action[:3] = [*(dxy / 0.025), (block[2] + 0.04 - tcp[2]) / 0.025]
+        action[3] = 0.0
+    elif closed < 0.05 and tcp[2] - block[2] > 0.01:
+        action[:3] = [*(dxy / 0.025), (block[2] - tcp[2]) / 0.025]
+        action[3] = 0.0
+    elif closed < 0.6:
+        action[3] = 2.0
+    else:
+        action[2], action[3] = 1.0, 2.0
+    action[:3] = np.clip(action[:3], -1.0, 1.0)
+    return action.astype(np.float32)
+
+
+# ---------------------------------------------------------------------------------------------
+# Children: each runs in one of the two pythons
+
+
+def child_record(spec: dict[str, Any]) -> dict[str, Any]:
+    """(LeRobot's python) the shared demos, written by LeRobot's own LeRobotDataset writer."""
+    import gymnasium as gym
+    import numpy as np
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    register_bench_envs()
+    pixels = spec["obs"] == "pixels"
+    features: dict[str, Any] = {
+        "observation.state": {"dtype": "float32", "shape": (STATE_DIM,), "names": None},
+        "action": {"dtype": "float32", "shape": (4,), "names": None},
+        "next.reward": {"dtype": "float32", "shape": (1,), "names": None},
+        "next.done": {"dtype": "bool", "shape": (1,), "names": None},
+        "complementary_info.discrete_penalty": {"dtype": "float32", "shape": (1,), "names": None},
+    }
+    if pixels:
+        for cam in ("front", "wrist"):
+            features[f"observation.images.{cam}"] = {"dtype": "video", "shape": (IMAGE_SIZE, IMAGE_SIZE, 3),
+                                                     "names": ["height", "width", "channels"]}
+    ds = LeRobotDataset.create(repo_id="local/bench_pick_cube", fps=FPS, root=spec["dataset"], features=features,
+                               use_videos=True)
+    env = gym.make(bench_env_id(spec["block"]), image_obs=True)
+    successes = 0
+    for ep in range(spec["demos"]):
+        obs, _ = env.reset(seed=spec["seed"] * 100_000 + ep)
+        for _ in range(EPISODE_STEPS):
+            action = expert_action(env)
+            nxt, reward, terminated, truncated, info = env.step(action)
+            frame = {"observation.state": np.asarray(obs["agent_pos"], np.float32), "action": action,
+                     "next.reward": np.array([reward], np.float32),
+                     "next.done": np.array([terminated or truncated]),
+                     "complementary_info.discrete_penalty": np.array([info.get("discrete_penalty", 0.0)],
+                                                                     np.float32),
+                     "task": TASK}
+            if pixels:
+                for cam in ("front", "wrist"):
+                    frame[f"observation.images.{cam}"] = obs["pixels"][cam]
+            ds.add_frame(frame)
+            obs = nxt
+            if terminated or truncated:
+                break
+        successes += bool(info.get("succeed"))
+        ds.save_episode()
+    ds.finalize()
+    return {"episodes": spec["demos"], "expert_successes": successes}
+
+
+def child_robot_rl_demos(spec: dict[str, Any]) -> dict[str, Any]:
+    """(robot_rl's python) the shared dataset into a robot_rl demo folder: robot_rl's own import,
+    then the actions from the env's units into robot_rl's [-1, 1] (its gym wrapper's inverse)."""
+    import dataclasses
+    import tempfile
+
+    import gymnasium as gym
+    import numpy as np
+
+    from robot_rl.data.demos import DemoWriter, load_demos
+    from robot_rl.data.lerobot_import import import_lerobot
+    from robot_rl.envs.gym_env import make_gym_env
+
+    register_bench_envs()
+    env = make_gym_env(bench_env_id(spec["block"]), kwargs={"image_obs": True}, obs_map=gym_obs(spec["obs"]),
+                       max_episode_steps=EPISODE_STEPS)
+    obs_space, agent_space = env.observation_space, env.action_space
+    env.close()
+    low, high = np.array(ACTION_LOW, np.float32), np.array(ACTION_HIGH, np.float32)
+    env_space = gym.spaces.Box(low, high, dtype=np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        report = import_lerobot(spec["dataset"], Path(tmp) / "demos", obs_space=obs_space, action_space=env_space,
+                                fps=FPS, task=TASK)
+        episodes = load_demos(Path(tmp) / "demos", obs_space, env_space)
+    writer = DemoWriter(spec["demo_dir"], obs_space, agent_space, task=TASK, source="lerobot", force=True)
+    for steps in episodes:
+        writer.write_episode([dataclasses.replace(s, action=(2.0 * (np.asarray(s.action) - low) / (high - low) - 1.0)
+                                                  .astype(np.float32)) for s in steps])
+    return {"episodes": report.episodes, "filled": list(report.filled)}
+
+
+def gym_obs(obs: str) -> dict[str, list[str]]:
+    """robot_rl's observation map: what LeRobot's gym-hil path gives its policy."""
+    if obs == "state":
+        return {"state": ["agent_pos"]}
+    return {"state": ["agent_pos"], "front": ["pixels/front"], "wrist": ["pixels/wrist"]}
+
+
+def robot_rl_overrides(spec: dict[str, Any]) -> list[str]:
+    """``robot-rl train --set`` values of one robot_rl run."""
+    kwargs = "{image_obs: true, use_gripper: true, gripper_penalty: 0.0}"
+    obs_map = "{" + ", ".join(f"{k}: [{', '.join(v)}]" for k, v in gym_obs(spec["obs"]).items()) + "}"
+    sets = [f"env.gym_id={bench_env_id(spec['block'])}", f"env.gym_kwargs={kwargs}", f"env.gym_obs={obs_map}",
+            f"env.max_episode_steps={EPISODE_STEPS}", f"env.control_hz={FPS}", f"seed={spec['seed']}",
+            f"env.obs_mode={'state' if spec['obs'] == 'state' else 'pixels'}",
+            f"train.total_env_steps={spec['env_steps']}", f"train.eval_every={spec['eval_every']}",
+            f"train.eval_episodes={spec['eval_episodes']}", f"train.eval_seed={spec['eval_seed']}",
+            "train.eval_video_episodes=0", f"train.demos={spec['demo_dir']}", "train.scripted_demos=0",
+            "train.demo_fraction=0.5", f"train.batch_size={spec['batch_size']}", f"train.utd_ratio={spec['utd']}",
+            f"train.learning_starts={spec['learning_starts']}", f"agent.discount={spec['discount']}",
+            "agent.hidden_dims=[256, 256]", "agent.num_critics=2", "agent.gripper_critic=true",
+            f"train.run_dir={spec['run_dir']}"]
+    return [x for s in sets for x in ("--set", s)]
+
+
+def child_robot_rl_train(spec: dict[str, Any]) -> dict[str, Any]:
+    """(robot_rl's python) ``robot-rl train`` on the bench env; its evals.jsonl is the curve."""
+    import numpy as np
+
+    from robot_rl.cli import main
+    from robot_rl.data.replay import ReplayBuffer
+    from robot_rl.envs.gym_env import make_gym_env
+
+    register_bench_envs()
+    start = time.monotonic()
+    rc = main(["train", "--config", spec["config"], *robot_rl_overrides(spec)])
+    wall = time.monotonic() - start
+    evals = [json.loads(line) for line in (Path(spec["run_dir"]) / "evals.jsonl").read_text().splitlines() if line]
+    env = make_gym_env(bench_env_id(spec["block"]), kwargs={"image_obs": True}, obs_map=gym_obs(spec["obs"]),
+                       max_episode_steps=EPISODE_STEPS)
+    buf = ReplayBuffer(env.observation_space, int(np.prod(env.action_space.shape)), 1000)
+    env.close()
+    last = evals[-1] if evals else {}
+    return {"rc": rc, "update_only_per_s": _tb_median(Path(spec["run_dir"]) / "tb", "perf/updates_per_s"),
+            "wall_s": wall, "curve": [[e["env_steps"], e["success_rate"]] for e in evals],
+            "env_steps": last.get("env_steps", 0), "updates": last.get("updates", 0),
+            # robot_rl evaluates inside its run, so its wall time holds these; LeRobot's does not
+            "eval_env_steps_in_wall": sum(sum(e.get("lengths", [])) for e in evals),
+            "replay_bytes_per_transition": buf.bytes_per_transition(EPISODE_STEPS)}
+
+
+def _tb_median(log_dir: Path, tag: str) -> float | None:
+    """The median of a TensorBoard scalar robot_rl logged (None: not logged, e.g. a run too short)."""
+    try:
+        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    except ImportError:
+        return None
+    acc = EventAccumulator(str(log_dir), size_guidance={"scalars": 0})
+    acc.Reload()
+    if tag not in acc.Tags().get("scalars", []):
+        return None
+    return statistics.median(e.value for e in acc.Scalars(tag))
+
+
+def lerobot_update_hz(log_text: str, utd: int) -> float | None:
+    """Updates per second of update time alone, from LeRobot's learner log: each loop of its
+    ``Optimization frequency loop [Hz]`` lines does ``utd_ratio`` critic updates."""
+    marker = "Optimization frequency loop [Hz]:"
+    hz = [_finite(line.split(marker, 1)[1].split()[0]) for line in log_text.splitlines() if marker in line
+          and line.split(marker, 1)[1].split()]
+    hz = [h for h in hz if h is not None and h > 0]
+    return statistics.median(hz) * utd if hz else None
+
+
+def lerobot_config(spec: dict[str, Any]) -> dict[str, Any]:
+    """LeRobot's TrainRLServerPipelineConfig of one run (its JSON, read by its own parser)."""
+    feats: dict[str, Any] = {"observation.state": {"type": "STATE", "shape": [STATE_DIM]}}
+    stats: dict[str, Any] = {"observation.state": {"min": [-3.0] * STATE_DIM, "max": [3.0] * STATE_DIM}}
+    if spec["obs"] == "pixels":
+        for cam in ("front", "wrist"):
+            feats[f"observation.images.{cam}"] = {"type": "VISUAL", "shape": [3, IMAGE_SIZE, IMAGE_SIZE]}
+            stats[f"observation.images.{cam}"] = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
+    action = {"action": {"type": "ACTION", "shape": [3]}}
+    stats["action"] = {"min": list(ACTION_LOW[:3]), "max": list(ACTION_HIGH[:3])}
+    return {
+        "output_dir": spec["run_dir"], "job_name": "vs_robot_rl", "seed": spec["seed"],
+        "batch_size": spec["batch_size"], "log_freq": 50, "save_checkpoint": True, "save_freq": spec["eval_every"],
+        "wandb": {"enable": False},
+        "dataset": {"repo_id": "local/bench_pick_cube", "root": spec["dataset"], "use_imagenet_stats": False},
+        "env": {"type": "gym_manipulator", "name": "gym_hil", "task": bench_env_id(spec["block"]).split("/", 1)[1],
+                "fps": 1000,  # the actor sleeps to hold env.fps: far above what this CPU steps, so it never does
+                # the continuous part: LeRobot's make_policy takes the policy's action from here and
+                # adds the discrete gripper to it (a [4] here would be a 5-number action)
+                "features": {**feats, **action},
+                "features_map": {k: k for k in [*feats, "action"]},
+                "processor": {"control_mode": "gamepad",
+                              "gripper": {"use_gripper": True, "gripper_penalty": 0.0},
+                              "reset": {"terminate_on_success": True}}},
+        "policy": {"type": "sac", "device": "cpu", "storage_device": "cpu", "push_to_hub": False,
+                   "use_torch_compile": False, "online_steps": spec["env_steps"],
+                   "online_step_before_learning": spec["learning_starts"], "utd_ratio": spec["utd"],
+                   "discount": spec["discount"], "num_critics": 2, "num_discrete_actions": 3,
+                   "online_buffer_capacity": max(spec["env_steps"], 1000),
+                   "offline_buffer_capacity": max(spec["demos"] * EPISODE_STEPS, 1000),
+                   "input_features": feats, "output_features": action, "dataset_stats": stats,
+                   "actor_learner_config": {"learner_host": "127.0.0.1", "learner_port": spec["port"]},
+                   "concurrency": {"actor": "threads", "learner": "threads"}},
+    }
+
+
+def child_lerobot_module(spec: dict[str, Any]) -> None:
+    """(LeRobot's python) ``lerobot.rl.learner`` or ``lerobot.rl.actor``'s own CLI, unmodified,
+    after registering the bench envs (gym-hil ids LeRobot's ``make_robot_env`` then builds)."""
+    import runpy
+
+    register_bench_envs()
+    sys.argv = [spec["module"], f"--config_path={spec['config']}"]
+    runpy.run_module(spec["module"], run_name="__main__", alter_sys=True)
+
+
+def child_lerobot_eval(spec: dict[str, Any]) -> dict[str, Any]:
+    """(LeRobot's python) each checkpoint of a LeRobot run, ``eval_episodes`` deterministic
+    episodes: the actor's mean action (tanh-squashed), the discrete gripper critic's argmax."""
+    import gymnasium as gym
+    import numpy as np
+    import torch
+    from lerobot.envs.configs import HILSerlRobotEnvConfig  # noqa: F401  (the env config's registration)
+    from lerobot.policies.sac.modeling_sac import SACPolicy
+    from lerobot.processor.core import TransitionKey
+    from lerobot.rl.buffer import ReplayBuffer
+    from lerobot.rl.gym_manipulator import create_transition, make_processors
+
+    register_bench_envs()
+    torch.set_num_threads(1)
+    env = gym.make(bench_env_id(spec["block"]), image_obs=True, use_gripper=True, gripper_penalty=0.0)
+
+    class _Cfg:  # the fields make_processors reads for gym-hil
+        name = "gym_hil"
+
+        class processor:  # noqa: N801
+            reset = None
+
+    env_proc, _ = make_processors(env, None, _Cfg, "cpu")
+    keys = ["observation.state"] + ([f"observation.images.{c}" for c in ("front", "wrist")]
+                                    if spec["obs"] == "pixels" else [])
+    curve = []
+    ckpts = sorted(Path(spec["run_dir"], "checkpoints").glob("[0-9]*"), key=lambda p: int(p.name))
+    # the learner's own record of where it was: {"step": updates, "interaction_step": env steps}
+    states = {c: torch.load(c / "training_state" / "training_state.pt", weights_only=True) for c in ckpts}
+    # its "interaction_step" is 0 in every checkpoint here (learner.py keeps only the interaction message
+    # of the loop it saves in, mostly none), so the env step comes from the actor's log at the
+    # checkpoint's time
+    steps_log = actor_steps(Path(spec["actor_log"]).read_text(errors="replace"))
+    at = {c: env_step_at(steps_log, (c / "training_state" / "training_state.pt").stat().st_mtime) for c in ckpts}
+    for ckpt in pick_checkpoints(at, spec["eval_every"], spec["env_steps"]):
+        state = states[ckpt]
+        policy = SACPolicy.from_pretrained(ckpt / "pretrained_model").eval()
+        wins = 0
+        for i in range(spec["eval_episodes"]):
+            obs, info = env.reset(seed=spec["eval_seed"] + i)
+            tr = env_proc(create_transition(observation=obs, info=info))
+            for _ in range(EPISODE_STEPS):
+                batch = {k: v for k, v in tr[TransitionKey.OBSERVATION].items() if k in keys}
+                with torch.no_grad():
+                    feats = (policy.actor.encoder.get_cached_image_features(batch)
+                             if policy.actor.encoder.has_images else None)
+                    _, _, means = policy.actor(batch, feats)
+                    xyz = torch.tanh(means)[0].numpy()
+                    grip = int(torch.argmax(policy.discrete_critic(batch, feats), dim=-1)[0])
+                obs, _, terminated, truncated, info = env.step(np.array([*xyz, grip], np.float32))
+                tr = env_proc(create_transition(observation=obs, info=info))
+                if terminated or truncated:
+                    break
+            wins += bool(info.get("succeed"))
+        curve.append([at[ckpt], wins / spec["eval_episodes"], int(state["step"])])
+    one = {"observation.state": torch.zeros(STATE_DIM)}
+    for k in keys[1:]:
+        one[k] = torch.zeros(3, IMAGE_SIZE, IMAGE_SIZE)
+    buf = ReplayBuffer(capacity=1000, device="cpu", state_keys=keys, storage_device="cpu", optimize_memory=True)
+    buf.add(state=one, action=torch.zeros(4), reward=0.0, next_state=one, done=False, truncated=False,
+            complementary_info={"discrete_penalty": torch.zeros(1)})
+    tensors = [buf.states[k] for k in keys] + [buf.actions, buf.rewards, buf.dones, buf.truncateds]
+    tensors += list(getattr(buf, "complementary_info", {}).values())
+    if not buf.optimize_memory:
+        tensors += [buf.next_states[k] for k in keys]
+    per = sum(t.element_size() * t.numel() for t in tensors) / buf.capacity
+    return {"curve": curve, "replay_bytes_per_transition": per}
+
+
+def actor_steps(log_text: str) -> list[tuple[float, int]]:
+    """(time, env step) from LeRobot's actor log: its per-step "... at step N" and per-episode
+    "Global step N" lines, stamped to the second."""
+    out = []
+    for m in re.finditer(r"^\w+ (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) .*?(?:at step|Global step) (\d+)", log_text,
+                         re.MULTILINE):
+        out.append((time.mktime(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S")), int(m.group(2))))
+    return out
+
+
+def env_step_at(steps: list[tuple[float, int]], when: float) -> int:
+    """The last env step the actor had logged at ``when`` (0 before any)."""
+    return max((n for t, n in steps if t <= when), default=0)
+
+
+def pick_checkpoints(env_step_of: dict[Any, int], every: int, budget: int) -> list[Any]:
+    """The checkpoints to evaluate: per mark ``every, 2*every, ... budget``, the last one taken at
+    or before it (LeRobot checkpoints by updates, which it makes as fast as it can, so it has many)."""
+    order = list(env_step_of)  # in the learner's order (by update)
+    picked: list[Any] = []
+    for mark in [*range(every, budget + 1, every), budget]:
+        before = [c for c in order if env_step_of[c] <= mark]
+        if before and before[-1] not in picked:
+            picked.append(before[-1])
+    return picked
+
+
+CHILDREN = {"record": child_record, "robot_rl_demos": child_robot_rl_demos, "robot_rl_train": child_robot_rl_train,
+            "lerobot_module": child_lerobot_module, "lerobot_eval": child_lerobot_eval}
+
+
+# ---------------------------------------------------------------------------------------------
+# The parent: runs the children in their pythons
+
+
+def _env(pythonpath: str) -> dict[str, str]:
+    env = dict(os.environ, MUJOCO_GL=os.environ.get("MUJOCO_GL", "egl"), HF_HUB_OFFLINE="1",
+               HF_DATASETS_OFFLINE="1", OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def run_child(python: str, child: str, spec: dict[str, Any], log: Path, pythonpath: str = "",
+              wait: bool = True) -> Any:
+    """This file, in ``python``, as ``child``; its last stdout line is its JSON result."""
+    spec_file = log.with_suffix(".spec.json")
+    spec_file.write_text(json.dumps(spec))
+    cmd = [python, str(Path(__file__).resolve()), "--child", child, "--spec", str(spec_file)]
+    out = open(log, "w")  # noqa: SIM115  (the child's log, closed when it ends)
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=_env(pythonpath),
+                            start_new_session=True)
+    if not wait:
+        return proc
+    rc = proc.wait()
+    out.close()
+    lines = log.read_text(errors="replace").splitlines()
+    result = next((ln for ln in reversed(lines) if ln.startswith("{\"result\"")), None)
+    if rc != 0 or result is None:
+        tail = next((ln for ln in reversed(lines) if ln.strip()), "no output")
+        raise BenchError(f"{child} failed (exit {rc}, log {log}): {tail.strip()[:300]}")
+    return json.loads(result)["result"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_lerobot(args: argparse.Namespace, spec: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    """LeRobot's learner and actor (threads inside each, gRPC between) until the actor has taken
+    its ``online_steps``; then the learner is stopped and its checkpoints evaluated."""
+    spec = {**spec, "run_dir": str(run_dir / "out"), "port": _free_port()}
+    config = run_dir / "lerobot_config.json"
+    config.write_text(json.dumps(lerobot_config(spec), indent=1))
+    # the same config but its own output_dir: LeRobot's config check refuses an existing one, and the
+    # learner makes its own first
+    actor_config = run_dir / "lerobot_actor_config.json"
+    actor_config.write_text(json.dumps({**lerobot_config(spec), "output_dir": str(run_dir / "actor_out")}, indent=1))
+    start = time.monotonic()
+    learner = run_child(args.lerobot_python, "lerobot_module", {"module": "lerobot.rl.learner", "config": str(config)},
+                        run_dir / "learner.log", args.lerobot_pythonpath, wait=False)
+    try:
+        time.sleep(5)
+        actor = run_child(args.lerobot_python, "lerobot_module",
+                          {"module": "lerobot.rl.actor", "config": str(actor_config)},
+                          run_dir / "actor.log", args.lerobot_pythonpath, wait=False)
+        rc = actor.wait()
+        wall = time.monotonic() - start
+        if learner.poll() is not None:
+            raise BenchError(f"LeRobot's learner ended early (exit {learner.returncode}, "
+                             f"log {run_dir / 'learner.log'})")
+        if rc != 0:
+            raise BenchError(f"LeRobot's actor failed (exit {rc}, log {run_dir / 'actor.log'})")
+    finally:
+        if learner.poll() is None:
+            os.killpg(learner.pid, signal.SIGINT)
+            try:
+                learner.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(learner.pid, signal.SIGKILL)
+                learner.wait()
+    ev = run_child(args.lerobot_python, "lerobot_eval", {**spec, "actor_log": str(run_dir / "actor.log")},
+                   run_dir / "eval.log", args.lerobot_pythonpath)
+    curve = [[s, w] for s, w, _ in ev["curve"] if s <= spec["env_steps"]]
+    # an update is one critic gradient step on both sides: each of LeRobot's optimisation steps
+    # makes utd_ratio of them (and one actor step), each of robot_rl's one (and one actor step)
+    updates = max((u for _, _, u in ev["curve"]), default=0) * spec["utd"]
+    hz = lerobot_update_hz((run_dir / "learner.log").read_text(errors="replace"), spec["utd"])
+    return {"wall_s": wall, "curve": curve, "env_steps": spec["env_steps"], "updates": updates, "update_only_per_s": hz,
+            "replay_bytes_per_transition": ev["replay_bytes_per_transition"], "checkpoints": ev["curve"]}
+
+
+def plot(runs: list[dict[str, Any]], out: Path) -> list[str]:
+    """One PNG per setting: eval success against env steps, a line per learner and seed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    written = []
+    for key in sorted({(r["obs"], r["block"]) for r in runs}):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for r in runs:
+            if (r["obs"], r["block"]) == key and r["curve"]:
+                xs, ys = zip(*[(p[0], p[1]) for p in r["curve"]])
+                ax.plot(xs, ys, "o-" if r["learner"] == "robot_rl" else "s--",
+                        color="tab:blue" if r["learner"] == "robot_rl" else "tab:orange",
+                        label=f"{r['learner']} seed {r['seed']}")
+        ax.set(xlabel="env steps", ylabel="eval success", ylim=(-0.05, 1.05),
+               title=f"gym-hil PandaPickCube, {key[0]}, {key[1]} block")
+        ax.legend(fontsize=7)
+        path = out / f"vs_lerobot_{key[0]}_{key[1]}.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(str(path))
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parse_args(argv)
+    except BenchError as err:
+        print(f"vs_lerobot: {err}", file=sys.stderr)
+        return USAGE_EXIT
+    if args.child:
+        result = CHILDREN[args.child](json.loads(Path(args.spec).read_text()))
+        print(json.dumps({"result": result}), flush=True)
+        return 0
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    config = Path(__file__).resolve().parents[1] / "configs" / "pick_cube.yaml"
+    common = {"env_steps": args.env_steps, "eval_every": args.eval_every, "eval_episodes": args.eval_episodes,
+              "eval_seed": args.eval_seed, "demos": args.demos, "batch_size": args.batch_size, "utd": args.utd,
+              "discount": args.discount, "learning_starts": args.learning_starts}
+    runs: list[dict[str, Any]] = []
+    demos: dict[str, Any] = {}
+    for obs in args.obs:
+        for block in args.block:
+            setting = out / f"{obs}_{block}"
+            setting.mkdir(exist_ok=True)
+            dataset = setting / "dataset"
+            base = {**common, "obs": obs, "block": block, "seed": 0, "dataset": str(dataset)}
+            if not (dataset / "meta" / "info.json").is_file():
+                demos[f"{obs}_{block}"] = run_child(args.lerobot_python, "record", base, setting / "record.log",
+                                                    args.lerobot_pythonpath)
+            demo_dir = setting / "robot_rl_demos"
+            if "robot_rl" in args.learners:
+                run_child(args.robot_rl_python, "robot_rl_demos", {**base, "demo_dir": str(demo_dir)},
+                          setting / "robot_rl_demos.log")
+            for seed in args.seeds:
+                for learner in args.learners:
+                    run_dir = setting / f"{learner}_seed{seed}"
+                    shutil.rmtree(run_dir, ignore_errors=True)  # a rerun starts fresh (LeRobot refuses an old one)
+                    run_dir.mkdir()
+                    spec = {**base, "seed": seed, "demo_dir": str(demo_dir), "config": str(config),
+                            "run_dir": str(run_dir / "run")}
+                    row: dict[str, Any] = {"learner": learner, "obs": obs, "block": block, "seed": seed,
+                                           "curve": [], "wall_s": None, "env_steps": 0, "updates": None}
+                    try:
+                        if learner == "robot_rl":
+                            row.update(run_child(args.robot_rl_python, "robot_rl_train", spec, run_dir / "train.log"))
+                        else:
+                            row.update(run_lerobot(args, spec, run_dir))
+                    except BenchError as err:
+                        row["error"] = str(err)
+                    runs.append(row)
+                    (out / "runs.json").write_text(json.dumps(runs, indent=1))
+                    print(f"vs_lerobot: {learner} {obs} {block} seed {seed}: curve {row['curve']} "
+                          f"wall {row['wall_s']} {row.get('error', '')}", file=sys.stderr, flush=True)
+    summary = {"bench": "vs_lerobot", "env": "gym_hil PandaPickCube (Base + EE wrappers)", "budget": args.env_steps,
+               "eval_episodes": args.eval_episodes, "seeds": args.seeds, "demos": demos or args.demos,
+               "results": summarize(runs, args.env_steps), "png": plot(runs, out)}
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

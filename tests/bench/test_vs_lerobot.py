@@ -1,0 +1,199 @@
+"""``bench/vs_lerobot.py``: its argument checks and JSON summary (pure Python, always), and a
+tiny side-by-side run where both virtualenvs exist (ROBOT_RL_LEROBOT_PYTHON or LEROBOT_PYTHON, and
+ROBOT_RL_GYMHIL_PYTHON; LEROBOT_PYTHONPATH for grpcio and gym-hil beside LeRobot), else skipped
+in one line."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def vs(monkeypatch):
+    """bench/vs_lerobot.py as a module (bench/ is scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location("bench_vs_lerobot", ROOT / "bench" / "vs_lerobot.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "bench_vs_lerobot", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture()
+def pythons(tmp_path, monkeypatch):
+    """Two files standing in for the pythons (the checks only need them to exist)."""
+    lr, rr = tmp_path / "lerobot_python", tmp_path / "robot_rl_python"
+    lr.write_text("")
+    rr.write_text("")
+    monkeypatch.delenv("LEROBOT_PYTHON", raising=False)
+    monkeypatch.delenv("ROBOT_RL_LEROBOT_PYTHON", raising=False)
+    monkeypatch.delenv("ROBOT_RL_GYMHIL_PYTHON", raising=False)
+    return ["--lerobot-python", str(lr), "--robot-rl-python", str(rr)]
+
+
+def test_defaults_are_the_issue_protocol(vs, pythons):
+    args = vs.parse_args(pythons)
+    assert (args.eval_episodes, args.seeds, args.obs, args.block) == (20, [0, 1, 2], ["state"], ["fixed"])
+
+
+@pytest.mark.parametrize("bad, word", [
+    (["--obs", "depth"], "--obs"), (["--obs", "state", "state"], "--obs"), (["--block", "moving"], "--block"),
+    (["--learners", "sb3"], "--learners"), (["--seeds", "1", "1"], "--seeds"), (["--seeds", "-1"], "--seeds"),
+    (["--env-steps", "0"], "--env-steps"), (["--eval-every", "0"], "--eval-every"),
+    (["--eval-episodes", "0"], "--eval-episodes"), (["--demos", "0"], "--demos"), (["--utd", "0"], "--utd"),
+    (["--batch-size", "1"], "--batch-size"), (["--env-steps", "100", "--eval-every", "200"], "--eval-every"),
+    (["--discount", "nan"], "--discount"), (["--discount", "inf"], "--discount"), (["--discount", "1"], "--discount"),
+    (["--discount", "-0.5"], "--discount"), (["--learning-starts", "-3"], "--learning-starts"),
+])
+def test_a_bad_flag_is_one_line_naming_it_and_exit_2(vs, pythons, capsys, bad, word):
+    assert vs.main([*pythons, *bad]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith(f"vs_lerobot: {word}")
+
+
+def test_a_missing_python_is_named(vs, pythons, tmp_path, capsys):
+    assert vs.main(["--robot-rl-python", pythons[3]]) == 2
+    assert "--lerobot-python: not given" in capsys.readouterr().err
+    assert vs.main(["--lerobot-python", str(tmp_path / "nope"), "--robot-rl-python", pythons[3]]) == 2
+    assert "is not a file" in capsys.readouterr().err
+    # robot_rl's python is needed only when robot_rl runs; LeRobot's always (it writes the shared demos)
+    assert vs.parse_args(["--lerobot-python", pythons[1], "--learners", "lerobot"]).robot_rl_python is None
+
+
+def test_huge_and_non_numeric_values_are_refused_by_argparse(vs, pythons, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        vs.main([*pythons, "--env-steps", "1e9"])
+    assert exit_.value.code == 2
+    assert "--env-steps" in capsys.readouterr().err
+
+
+def test_steps_to_and_the_median_over_seeds(vs):
+    curve = [(500, 0.5), (1000, 0.85), (1500, 0.7), (2000, 0.95)]
+    assert vs.steps_to(curve, 0.8) == 1000
+    assert vs.steps_to(curve, 0.95) == 2000
+    assert vs.steps_to(list(reversed(curve)), 0.8) == 1000  # order of the records does not matter
+    assert vs.steps_to(curve, 0.99) is None
+    assert vs.median_steps([1000, None, 2000], budget=3000) == 2000
+    assert vs.median_steps([1000, None, None], budget=3000) is None  # most seeds never got there
+    assert vs.median_steps([], budget=3000) is None
+
+
+def _run(learner, seed, curve, wall=100.0, steps=1000, updates=2000, rb=200.0, error=None):
+    row = {"learner": learner, "obs": "state", "block": "fixed", "seed": seed, "curve": curve, "wall_s": wall,
+           "env_steps": steps, "updates": updates, "replay_bytes_per_transition": rb}
+    if error:
+        row["error"] = error
+    return row
+
+
+def test_the_summary_has_every_figure_for_both_learners(vs):
+    runs = [_run("robot_rl", s, [[500, 0.5], [1000, 0.9 + 0.05 * s]], wall=100.0 + s) for s in range(3)]
+    runs += [_run("lerobot", s, [[400, 0.2], [900, 0.85]], wall=200.0, updates=500, rb=600.0) for s in range(3)]
+    out = vs.summarize(runs, budget=1000)
+    rr, lr = out["state_fixed"]["robot_rl"], out["state_fixed"]["lerobot"]
+    assert rr["steps_to_80"] == 1000 and rr["steps_to_95"] == 1000  # seeds 1 and 2 reach 0.95 at 1000
+    assert rr["steps_to_95_per_seed"] == [None, 1000, 1000]
+    assert rr["wall_s_per_1000_env_steps"] == 101.0 and rr["updates_per_s"] == pytest.approx(2000 / 101, abs=0.01)
+    assert rr["updates_per_env_step"] == 2.0 and rr["replay_bytes_per_transition"] == 200
+    assert lr["steps_to_80"] == 900 and lr["steps_to_95"] is None
+    assert lr["updates_per_s"] == 2.5 and lr["replay_bytes_per_transition"] == 600
+    json.dumps(out, allow_nan=False)  # the JSON line is strict JSON
+
+
+def test_failed_and_malformed_runs_do_not_make_figures(vs):
+    runs = [_run("lerobot", 0, [], error="LeRobot's actor failed (exit 1, log x)"),
+            _run("lerobot", 1, [[500, float("nan")], [1000, 0.9]], wall=float("inf"), rb=float("nan")),
+            _run("robot_rl", 0, [[1000, 1.0]], wall=0.0, steps=0)]
+    out = vs.summarize(runs, budget=1000)
+    lr, rr = out["state_fixed"]["lerobot"], out["state_fixed"]["robot_rl"]
+    assert lr["errors"] == ["seed 0: LeRobot's actor failed (exit 1, log x)"]
+    assert lr["steps_to_80_per_seed"] == [1000]  # the NaN point is skipped, the failed seed is not a seed
+    assert lr["wall_s_per_1000_env_steps"] is None and lr["replay_bytes_per_transition"] is None
+    assert rr["wall_s_per_1000_env_steps"] is None and rr["updates_per_s"] is None  # no steps: no rate
+    json.dumps(out, allow_nan=False)
+
+
+def test_both_sides_get_the_same_settings(vs):
+    spec = {"obs": "pixels", "block": "random", "seed": 1, "env_steps": 2000, "eval_every": 500, "eval_episodes": 20,
+            "eval_seed": 10_000, "demos": 10, "batch_size": 256, "utd": 2, "discount": 0.97, "learning_starts": 100,
+            "dataset": "d", "demo_dir": "demos", "run_dir": "run", "port": 5555}
+    cfg = vs.lerobot_config(spec)
+    sets = vs.robot_rl_overrides(spec)
+    assert cfg["env"]["task"] == "BenchPickCubeRandom-v0" and "env.gym_id=gym_hil/BenchPickCubeRandom-v0" in sets
+    pol = cfg["policy"]
+    assert (pol["utd_ratio"], pol["discount"], pol["online_steps"], pol["online_step_before_learning"]) == \
+        (2, 0.97, 2000, 100)
+    assert {"train.utd_ratio=2", "agent.discount=0.97", "train.total_env_steps=2000", "train.learning_starts=100",
+            "train.batch_size=256", "seed=1", "agent.gripper_critic=true", "train.eval_episodes=20"} <= set(sets)
+    assert cfg["batch_size"] == 256 and pol["num_discrete_actions"] == 3 and cfg["seed"] == 1
+    assert sorted(pol["input_features"]) == ["observation.images.front", "observation.images.wrist",
+                                             "observation.state"]
+    assert vs.gym_obs("pixels") == {"state": ["agent_pos"], "front": ["pixels/front"], "wrist": ["pixels/wrist"]}
+    assert vs.gym_obs("state") == {"state": ["agent_pos"]}
+
+
+def test_a_tiny_side_by_side_run(tmp_path):
+    """Both learners, state, fixed block, a few hundred env steps: the JSON line has both."""
+    lr = os.environ.get("ROBOT_RL_LEROBOT_PYTHON") or os.environ.get("LEROBOT_PYTHON")
+    rr = os.environ.get("ROBOT_RL_GYMHIL_PYTHON")
+    if not (lr and rr and Path(lr).is_file() and Path(rr).is_file()):
+        pytest.skip("LEROBOT_PYTHON / ROBOT_RL_GYMHIL_PYTHON not set to LeRobot's and robot_rl+gym-hil's pythons")
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "vs_lerobot.py"), "--seeds", "0", "--env-steps", "200",
+                           "--eval-every", "100", "--eval-episodes", "2", "--demos", "2", "--batch-size", "32",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=3000)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    record = json.loads(proc.stdout.strip().splitlines()[-1])
+    both = record["results"]["state_fixed"]
+    assert set(both) == {"robot_rl", "lerobot"}
+    for entry in both.values():
+        assert "errors" not in entry, entry
+        assert entry["updates_per_s"] > 0 and math.isfinite(entry["wall_s_per_1000_env_steps"])
+        assert entry["replay_bytes_per_transition"] > 0
+    assert all(Path(p).is_file() for p in record["png"])
+
+
+def test_lerobot_update_rate_comes_from_its_learner_log(vs):
+    marker = "INFO 2026-11-27 14:16:56 /learner.py:571 [LEARNER] Optimization frequency loop [Hz]: "
+    log = "\n".join([marker + "16.0", marker + "12.0", marker + "nan", marker + "inf", marker, marker + "-3",
+                     marker + "x", "INFO other line", marker + "20.0"])
+    assert vs.lerobot_update_hz(log, utd=2) == 32.0  # median of 12, 16, 20 loops/s, 2 updates each
+    assert vs.lerobot_update_hz("no such lines", utd=2) is None
+
+
+def test_update_only_rate_is_summarized(vs):
+    runs = [_run("robot_rl", 0, [[1000, 1.0]]) | {"update_only_per_s": 40.0},
+            _run("robot_rl", 1, [[1000, 1.0]]) | {"update_only_per_s": float("nan")},
+            _run("lerobot", 0, [[1000, 1.0]]) | {"update_only_per_s": None}]
+    out = vs.summarize(runs, budget=1000)["state_fixed"]
+    assert out["robot_rl"]["update_only_per_s"] == 40.0 and out["lerobot"]["update_only_per_s"] is None
+
+
+def test_one_lerobot_checkpoint_per_eval_mark(vs):
+    # LeRobot's checkpoints in update order, each with the env step its learner had seen
+    at = {"000150": 99, "000300": 99, "000450": 199, "000600": 199, "000750": 299, "000900": 299, "001050": 310}
+    assert vs.pick_checkpoints(at, every=150, budget=300) == ["000300", "000900"]
+    assert vs.pick_checkpoints(at, every=100, budget=300) == ["000300", "000600", "000900"]
+    assert vs.pick_checkpoints({"000150": 400}, every=100, budget=300) == []  # none before the first mark
+    assert vs.pick_checkpoints({}, every=100, budget=300) == []
+
+
+def test_lerobot_env_steps_come_from_its_actor_log(vs):
+    log = ("WARNING 2026-11-27 14:09:28 rl/actor.py:728 [ACTOR] Policy FPS 549.1 below required 1000 at step 7\n"
+           "garbage line at step 99999\n"
+           "INFO 2026-11-27 14:09:40 rl/actor.py:352 [ACTOR] Global step 99: Episode reward: 0.0\n"
+           "WARNING 2026-11-27 14:09:41 rl/actor.py:728 [ACTOR] Policy FPS 600.0 below required 1000 at step 100\n")
+    steps = vs.actor_steps(log)
+    assert [n for _, n in steps] == [7, 99, 100]  # the unstamped line is not a step
+    t0 = steps[0][0]
+    assert vs.env_step_at(steps, t0 - 1) == 0 and vs.env_step_at(steps, t0) == 7
+    assert vs.env_step_at(steps, t0 + 12.5) == 99 and vs.env_step_at(steps, t0 + 1e6) == 100
+    assert vs.actor_steps("") == []
