@@ -85,9 +85,9 @@ def test_the_good_checkpoint_evaluates(capsys, run):
 def test_nan_at_run_time_fails_the_episode_with_its_reason(capsys, run, monkeypatch):
     """The policy passes the load check, then gives NaN on every 5th action: each episode ends as failed
     at its first NaN, the arm held at that step, and eval reports why; no traceback."""
-    from robot_rl.training import saved_policy
+    from robot_rl.training import base_acting  # eval builds the saved policy through base_acting.saved_actor
 
-    real_build = saved_policy.build_policy
+    real_build = base_acting.build_policy
     calls = {"n": 0}
 
     def build_then_break(*args, **kwargs):
@@ -102,8 +102,9 @@ def test_nan_at_run_time_fails_the_episode_with_its_reason(capsys, run, monkeypa
         saved.policy.act = every_fifth
         return saved
 
-    monkeypatch.setattr(saved_policy, "build_policy", build_then_break)
+    monkeypatch.setattr(base_acting, "build_policy", build_then_break)
     assert main(["eval", str(run), "--episodes", "2", "--no-video"]) == 0
+    assert calls["n"] >= 10, "the broken policy never acted: eval built its policy another way"
     out = capsys.readouterr()
     assert "Traceback" not in out.err
     summary, report = out.out.strip().splitlines()[-2:]
