@@ -55,7 +55,8 @@ ARMS = ("bc", "rlpd", "warm_start", "residual")
 RL_ARMS = ("rlpd", "warm_start", "residual")
 #: agent.base.mode of each RL arm.
 MODES = {"rlpd": "none", "warm_start": "warm_start", "residual": "residual"}
-DEFAULT_TASKS = ("pick_cube_hard", "peg_insert_hard", "plug_insert_hard")
+#: The harder variants: every configs/<task>_hard.yaml (task params only, see docs/learning.md).
+DEFAULT_TASKS = tuple(sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "configs").glob("*_hard.yaml")))
 #: Demos are recorded with seed + this (as robot-rl train's scripted demos are), apart from the runs' seeds.
 DEMO_SEED_OFFSET = 1_000_000
 

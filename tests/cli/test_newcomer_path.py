@@ -123,13 +123,17 @@ def test_the_learning_planes_learner_and_actor_beside_the_train_run(home, traine
     small = sets(*CI_SIZE, "train.total_env_steps=40", "train.eval_every=40", "learning.batch_steps=8",
                  "learning.batch_max_age_s=0.5")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "ROBOT_RL_TOKEN": TOKEN}
+    # the learner serves until Ctrl-C, as the page runs it: it must outlive the actor's last acknowledgement
+    # (a learner that stopped at its own step budget first left the actor's last steps unacknowledged)
+    serving = sets("train.total_env_steps=1000000")
     learner = subprocess.Popen([sys.executable, "-m", "robot_rl.cli", "learner", "--config", "configs/pick_cube.yaml",
-                                "--port", str(port), "--max-seconds", "400", *small], cwd=home, env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                "--port", str(port), "--max-seconds", "400", *small, *serving], cwd=home, env=env,
+                               text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         actor = robot_rl(["actor", "--config", "configs/pick_cube.yaml", "--actor-id", "sim-1", "--learner",
                           f"127.0.0.1:{port}", "--max-steps", "40", "--no-progress", *small], home, timeout=450)
-        learned, learner_err = learner.communicate(timeout=450)
+        learner.send_signal(signal.SIGINT)
+        learned, learner_err = learner.communicate(timeout=120)
     finally:
         learner.kill()
     assert actor.returncode == 0, actor.stderr[-3000:]
