@@ -100,7 +100,7 @@ def run_script(*args: str) -> subprocess.CompletedProcess:
     (["--tasks", "no_such_task"], "--tasks no_such_task"),
     (["--tasks", "pick_cube_hard", "--set", "task.params.cube_xy_range=[5, 5]"], "task.params.cube_xy_range"),
     (["--tasks", "plug_insert_hard", "--set", "task.params.clearance=.nan"], "task.params.clearance"),
-    (["--set", "train.utd_ratio"], "--tasks pick_cube_hard"),
+    (["--set", "train.utd_ratio"], "_hard: --set: override 'train.utd_ratio'"),
 ])
 def test_bad_options_are_one_line_and_exit_2_before_anything_runs(tmp_path, args, fragment):
     out = tmp_path / "bench"
