@@ -26,7 +26,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -34,6 +33,7 @@ import pytest
 pytest.importorskip("mujoco")
 
 from graph_harness import private_env  # noqa: E402  (tests/support)
+from polling import interrupt  # noqa: E402  (tests/support)
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -165,10 +165,7 @@ def test_launch_pick_cube_with_no_settings_runs_the_expert_and_ctrl_c_ends_it(ho
     reader.start()
     try:
         assert episode.wait(240), "".join(lines)[-4000:]
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
-        ended = time.monotonic() - sent
+        ended = interrupt(proc)
     finally:
         proc.kill()
     reader.join(timeout=5)

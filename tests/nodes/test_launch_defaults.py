@@ -11,7 +11,6 @@ and its Ctrl-C does not wait on a flush to a learner it never reached.
 from __future__ import annotations
 
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -19,6 +18,7 @@ import time
 from pathlib import Path
 
 from graph_harness import PICK, private_env
+from polling import interrupt
 
 from robot_rl.config.ros import RosConfig
 from robot_rl.tasks import load_config
@@ -81,9 +81,7 @@ def test_an_actor_waiting_for_a_learner_says_once_what_to_start_and_ctrl_c_ends_
         noticed = reader.wait_for(r"\[actor_node\] .*no learner answers at", 150)
         time.sleep(12.0)  # the client retries all along: the old code warned every ~5-8 s
         sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
-        ended = time.monotonic() - sent
+        ended = interrupt(proc)
     finally:
         proc.kill()
     reader.thread.join(timeout=5)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import time
 from typing import Any, Callable
 
@@ -24,3 +26,15 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 10.0) -> None:
     """Poll ``predicate`` until it holds; an assertion error after ``timeout`` seconds (generous:
     the machine may be loaded, and only a failing test waits that long)."""
     assert eventually(predicate, timeout, period=0.01), "timed out"
+
+
+def interrupt(proc: subprocess.Popen, timeout: float = 60.0) -> float:
+    """Send ``proc`` SIGINT (Ctrl-C), wait up to ``timeout`` s for it to exit, and return how
+    many seconds that took (kills it and raises ``subprocess.TimeoutExpired`` if it does not)."""
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=timeout)
+    finally:
+        proc.kill()
+    return time.monotonic() - sent
