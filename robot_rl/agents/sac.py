@@ -38,7 +38,13 @@ action, the actor's), with the base action read from the observation key ``base_
 (:mod:`robot_rl.agents.residual`); the actor's mean layer starts at zero. In
 ``warm_start`` mode the first ``agent.warm_start.critic_steps`` updates are critic-only:
 the actor, the temperature, the shared encoder and the state statistics hold, so the
-BC-initialised actor (:mod:`robot_rl.agents.warm_start`) acts as it did.
+BC-initialised actor (:mod:`robot_rl.agents.warm_start`) acts as it did. After that the
+actor loss adds a behaviour-cloning term on the batch's demo rows (the ``demo`` mask the
+learner adds), TD3+BC's form: ``w * mean|Q| * |mode(s) - a_demo|^2``, so its weight is
+relative to the Q scale whatever the reward, with ``w`` falling linearly from
+``agent.warm_start.bc_weight`` to 0 over ``bc_decay_updates`` actor updates. Without it
+the actor follows a critic that has seen only the BC policy's own actions, and eval
+success collapses in the first online steps before it recovers.
 """
 
 from __future__ import annotations
@@ -132,6 +138,7 @@ class SACAgent:
         if self.residual_scale is not None:
             zero_residual(self.policy)
         self.actor_delay = cfg.warm_start.critic_steps if cfg.base.mode == "warm_start" else 0
+        self.bc_weight = cfg.warm_start.bc_weight if cfg.base.mode == "warm_start" else 0.0
         # a warm-started actor keeps the BC policy's state statistics: new ones would change what it does
         self.policy.encoder.hold_statistics = cfg.base.mode == "warm_start"
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
@@ -183,6 +190,18 @@ class SACAgent:
         if self.residual_scale is None:
             return action
         return combine_torch(obs[BASE_ACTION_KEY].float(), action, self.residual_scale)
+
+    @property
+    def wants_demo_mask(self) -> bool:
+        """Whether batches should carry ``demo`` (1.0 on demo rows): the warm start's BC term reads it."""
+        return self.bc_weight > 0.0
+
+    def bc_weight_now(self) -> float:
+        """The BC term's weight for the next actor update (``agent.warm_start.bc_decay_updates``)."""
+        decay = self.cfg.warm_start.bc_decay_updates
+        if decay <= 0:
+            return self.bc_weight
+        return self.bc_weight * max(0.0, 1.0 - self.actor_updates / decay)
 
     @property
     def warming_up(self) -> bool:
@@ -239,8 +258,16 @@ class SACAgent:
 
         if noise.actor_eps is not None:
             base = batch["obs"][BASE_ACTION_KEY].float() if self.residual_scale is not None else None
-            metrics.update(self._update_actor(features, noise.actor_eps, base))
+            metrics.update(self._update_actor(features, noise.actor_eps, base, self._demo_target(batch)))
         return metrics
+
+    def _demo_target(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+        """``(demo actions, demo mask, weight)`` for the warm start's BC term, or None when it is off."""
+        weight = self.bc_weight_now()
+        if weight <= 0.0 or "demo" not in batch:
+            return None
+        action = batch["action"][:, :self.policy.continuous_dim].float()
+        return action, batch["demo"].float(), torch.tensor(weight, device=self.device)
 
     def _draw_noise(self, batch: Batch) -> Noise:
         gen, cfg, rows = self.generator, self.cfg, batch["action"].shape[0]
@@ -306,22 +333,33 @@ class SACAgent:
         return critic_loss, q_values.detach().mean(), target_q.mean(), features, next_features
 
     def _actor_losses_eager(self, features: torch.Tensor, eps: torch.Tensor,
-                            base: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
-        """``(actor_loss, log_prob)`` on detached features; the critic must not require grad.
-        ``base``: the batch's base actions in residual mode (the critic sees the combined action)."""
-        action, log_prob = rsample_with_noise(self._distribution(features), eps)
+                            base: torch.Tensor | None = None,
+                            demo: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
+                            ) -> tuple[torch.Tensor, ...]:
+        """``(actor_loss, log_prob, bc_loss)`` on detached features; the critic must not require grad.
+        ``base``: the batch's base actions in residual mode (the critic sees the combined action);
+        ``demo``: ``(actions, mask, weight)`` for the warm start's BC term (see the module docstring)."""
+        dist = self._distribution(features)
+        action, log_prob = rsample_with_noise(dist, eps)
         if base is not None:
             action = combine_torch(base, action, self.residual_scale)
         with self._autocast():
             q = self.critic(features, action).mean(dim=0)
         alpha = self.temperature().detach()
-        return (alpha * log_prob - q).mean(), log_prob
+        loss = (alpha * log_prob - q).mean()
+        if demo is None:
+            return loss, log_prob, torch.zeros((), device=q.device)
+        demo_action, mask, weight = demo
+        per_row = (dist.mode() - demo_action).pow(2).sum(dim=-1)
+        bc_loss = (per_row * mask).sum() / mask.sum().clamp(min=1.0)
+        return loss + weight * q.detach().abs().mean() * bc_loss, log_prob, bc_loss
 
-    def _update_actor(self, features: torch.Tensor, eps: torch.Tensor,
-                      base: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    def _update_actor(self, features: torch.Tensor, eps: torch.Tensor, base: torch.Tensor | None = None,
+                      demo: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
+                      ) -> dict[str, torch.Tensor]:
         self.critic.requires_grad_(False)  # the actor loss needs dQ/da, not dQ/dtheta
         try:
-            actor_loss, log_prob = self._actor_losses(features, eps, base)
+            actor_loss, log_prob, bc_loss = self._actor_losses(features, eps, base, demo)
         finally:
             self.critic.requires_grad_(True)
         self.actor_opt.zero_grad(set_to_none=True)
@@ -334,8 +372,11 @@ class SACAgent:
         temperature_loss.backward()
         self.temperature_opt.step()
         self.actor_updates += 1
-        return {"actor_loss": actor_loss.detach(), "entropy": entropy.mean(),
-                "temperature": self.temperature().detach(), "temperature_loss": temperature_loss.detach()}
+        metrics = {"actor_loss": actor_loss.detach(), "entropy": entropy.mean(),
+                   "temperature": self.temperature().detach(), "temperature_loss": temperature_loss.detach()}
+        if demo is not None:
+            metrics["bc_loss"] = bc_loss.detach()
+        return metrics
 
     @torch.no_grad()
     def td_losses(self, batch: Batch) -> dict[str, float]:

@@ -9,7 +9,9 @@ names (a run directory or checkpoint of ``robot-rl train-bc``, ``robot-rl train`
   tanh-squashed output; the actor (and critic) see the base action as an observation key
   and the critic is trained on the executed action (:mod:`robot_rl.agents.residual`);
 * ``warm_start``: the SAC actor starts as the BC policy and only the critic learns for the
-  first ``agent.warm_start.critic_steps`` updates (:mod:`robot_rl.agents.warm_start`).
+  first ``agent.warm_start.critic_steps`` updates (:mod:`robot_rl.agents.warm_start`); then
+  a behaviour-cloning term on the demo rows (``agent.warm_start.bc_weight``, fading over
+  ``bc_decay_updates``) holds the actor near the demos while the critic is still young.
 
 The agent acts in ``[-1, 1]`` per action dimension, so the action space's half-range is 1:
 ``agent.residual.scale`` (a scalar, or one value per action dimension in the action's own
@@ -65,6 +67,12 @@ class WarmStartConfig:
     init_log_std: float = param(-3.0, min=-20.0, max=5.0,
                                 doc="the actor's log-std at the start (small: the first rollouts are the BC "
                                     "policy's, barely perturbed); within (log_std_min, log_std_max)")
+    bc_weight: float = param(0.4, min=0.0, max=100.0,
+                             doc="weight of the behaviour-cloning term on the batch's demo rows in the actor "
+                                 "loss, relative to mean |Q| (TD3+BC's normalisation; 0.4 is its alpha 2.5); "
+                                 "0: none")
+    bc_decay_updates: int = param(5000, min=0, max=10**8,
+                                  doc="actor updates over which bc_weight falls linearly to 0; 0: it never falls")
 
 
 def check_base_rl(cfg: Any, file: str = "config") -> None:

@@ -47,7 +47,7 @@ import torch
 from robot_rl.agents.execution import execution_device
 from robot_rl.agents.sac import SACAgent
 from robot_rl.config.agent import AgentConfig, TrainConfig
-from robot_rl.data.replay import Alloc, Plan, ReplayBuffer, gather_mixed, plan_mixed, sample_mixed
+from robot_rl.data.replay import Alloc, Plan, ReplayBuffer, gather_mixed, plan_mixed
 from robot_rl.data.transition import Step
 from robot_rl.training.metric_window import MetricWindow
 from robot_rl.training.prefetch import BatchPrefetcher
@@ -176,15 +176,22 @@ class Learner:
         """One training batch (numpy), ``demo_fraction`` of it from the demo buffer."""
         self._discard_prefetched()
         cfg, agent_cfg = self.train_cfg, self.agent.cfg
-        return sample_mixed(self.online, self.demo, cfg.batch_size, cfg.demo_fraction, self.rng,
-                            n_step=agent_cfg.n_step, discount=agent_cfg.discount)
+        plan = plan_mixed(self.online, self.demo, cfg.batch_size, cfg.demo_fraction, self.rng)
+        return self._mark_demos(gather_mixed(plan, agent_cfg.n_step, agent_cfg.discount), plan)
 
     def _plan(self) -> Plan:
         cfg = self.train_cfg
         return plan_mixed(self.online, self.demo, cfg.batch_size, cfg.demo_fraction, self._rng)
 
     def _gather(self, plan: Plan, alloc: Alloc) -> dict[str, Any]:
-        return gather_mixed(plan, self.agent.cfg.n_step, self.agent.cfg.discount, alloc)
+        return self._mark_demos(gather_mixed(plan, self.agent.cfg.n_step, self.agent.cfg.discount, alloc), plan)
+
+    def _mark_demos(self, batch: dict[str, Any], plan: Plan) -> dict[str, Any]:
+        """Add ``demo`` (1.0 on rows from the demo buffer) when the agent reads it (the warm start's BC term)."""
+        if self.agent.wants_demo_mask:
+            batch["demo"] = np.concatenate([np.full(len(slots), float(buffer is self.demo), np.float32)
+                                            for buffer, slots in plan])
+        return batch
 
     def _set_rng_state(self, state: Mapping[str, Any]) -> None:
         self._rng.bit_generator.state = state

@@ -1,0 +1,107 @@
+"""The warm start's behaviour-cloning term: the learner marks demo rows, the term holds the actor
+near the demos' actions on them against a critic that pulls elsewhere, and its weight fades."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from robot_rl.config.agent import AgentConfig, TrainConfig
+from robot_rl.data.rollout import ActorLoop
+from robot_rl.training.learner import Learner, batch_to_torch
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def warm_cfg(bc_weight: float, decay: int = 0) -> AgentConfig:
+    cfg = AgentConfig(hidden_dims=(32, 32))
+    cfg.base.mode, cfg.base.source = "warm_start", "unused:factory"  # the agent alone never loads the base
+    cfg.warm_start.critic_steps = 0
+    cfg.warm_start.bc_weight, cfg.warm_start.bc_decay_updates = bc_weight, decay
+    return cfg
+
+
+def filled_learner(env, expert, cfg: AgentConfig) -> Learner:
+    """A learner with expert steps in its online buffer and a copy of some in its demo buffer."""
+    learner = Learner(cfg, TrainConfig(batch_size=64, learning_starts=0, demo_fraction=0.25),
+                      env.observation_space, env.action_space)
+    loop = ActorLoop(env, expert, seed=0)
+    for episode in range(4):
+        for step in loop.run_episode():
+            step.intervened = episode == 0  # interventions go to the demo buffer too
+            learner.ingest(step)
+    return learner
+
+
+def test_the_learner_marks_demo_rows_only_when_the_agent_reads_them(point_env_fn, point_expert_cls):
+    env = point_env_fn()
+    learner = filled_learner(env, point_expert_cls(env), warm_cfg(0.4))
+    batch = learner.sample()
+    assert batch["demo"].dtype == np.float32 and batch["demo"].shape == (64,)
+    np.testing.assert_array_equal(batch["demo"], np.r_[np.zeros(48), np.ones(16)])  # online rows first
+    plain = filled_learner(env, point_expert_cls(env), warm_cfg(0.0))
+    assert "demo" not in plain.sample()
+    assert "demo" not in filled_learner(env, point_expert_cls(env), AgentConfig(hidden_dims=(32, 32))).sample()
+
+
+def drift_on_demo_rows(env, expert, bc_weight: float, updates: int = 150) -> float:
+    """Mean squared distance between the actor's mode and the demo actions after ``updates`` actor
+    updates against a critic rigged to reward one far-off corner of the action space."""
+    learner = filled_learner(env, expert, warm_cfg(0.4))  # a batch with its demo rows marked
+    agent = learner.agent
+    batch = batch_to_torch(learner.sample(), agent.device)
+    agent.bc_weight = bc_weight
+    corner = torch.ones(agent.policy.continuous_dim)
+
+    def rigged(features: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return -(action - corner).pow(2).sum(-1).unsqueeze(0).expand(2, -1) * 10.0
+
+    agent.critic.forward = rigged  # type: ignore[method-assign]
+    demo_rows = batch["demo"] > 0
+    features = agent.policy.encoder(batch["obs"]).detach()
+    target = batch["action"][demo_rows, :agent.policy.continuous_dim]
+    # first fit the actor to the demo actions (the warm start begins at the BC policy)
+    opt = torch.optim.Adam(list(agent.policy.actor_trunk.parameters()) + list(agent.policy.actor_head.parameters()),
+                           lr=3e-3)
+    for _ in range(300):
+        mode = agent.policy.actor_head(agent.policy.actor_trunk(features)).mode()
+        loss = (mode[demo_rows] - target).pow(2).sum(-1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    start = float(loss.detach())
+    for _ in range(updates):
+        eps = torch.randn(batch["action"].shape[0], agent.policy.continuous_dim, generator=agent.generator)
+        agent._update_actor(features, eps, None, agent._demo_target(batch))
+    with torch.no_grad():
+        mode = agent.policy.actor_head(agent.policy.actor_trunk(features)).mode()
+    assert start < 0.05, start  # the fit worked: both arms start at the demos
+    return float((mode[demo_rows] - target).pow(2).sum(-1).mean())
+
+
+def test_the_bc_term_holds_the_actor_at_the_demos_against_a_critic_that_pulls_away(point_env_fn,
+                                                                                    point_expert_cls):
+    env = point_env_fn()
+    free = drift_on_demo_rows(env, point_expert_cls(env), bc_weight=0.0)
+    held = drift_on_demo_rows(env, point_expert_cls(env), bc_weight=0.4)
+    print(f"squared distance to the demo actions: without the BC term {free:.3f}, with it {held:.3f}")
+    assert free > 0.5, free  # the rigged critic drags an unheld actor well away
+    assert held < free / 3, (held, free)
+
+
+def test_the_bc_weight_fades_linearly_and_then_the_term_is_off(point_env_fn, point_expert_cls):
+    env = point_env_fn()
+    learner = filled_learner(env, point_expert_cls(env), warm_cfg(0.4, decay=10))
+    agent = learner.agent
+    assert agent.bc_weight_now() == pytest.approx(0.4)
+    metrics = agent.update(batch_to_torch(learner.sample(), agent.device))
+    assert "bc_loss" in metrics and float(metrics["bc_loss"]) >= 0.0
+    agent.actor_updates = 5
+    assert agent.bc_weight_now() == pytest.approx(0.2)
+    agent.actor_updates = 10
+    assert agent.bc_weight_now() == 0.0
+    assert "bc_loss" not in agent.update(batch_to_torch(learner.sample(), agent.device))
+    never = filled_learner(env, point_expert_cls(env), warm_cfg(0.4, decay=0)).agent
+    never.actor_updates = 10**6
+    assert never.bc_weight_now() == pytest.approx(0.4)
