@@ -39,12 +39,16 @@ action, the actor's), with the base action read from the observation key ``base_
 ``warm_start`` mode the first ``agent.warm_start.critic_steps`` updates are critic-only:
 the actor, the temperature, the shared encoder and the state statistics hold, so the
 BC-initialised actor (:mod:`robot_rl.agents.warm_start`) acts as it did. After that the
-actor loss adds a behaviour-cloning term on the batch's demo rows (the ``demo`` mask the
-learner adds), TD3+BC's form: ``w * mean|Q| * |mode(s) - a_demo|^2``, so its weight is
-relative to the Q scale whatever the reward, with ``w`` falling linearly from
-``agent.warm_start.bc_weight`` to 0 over ``bc_decay_updates`` actor updates. Without it
-the actor follows a critic that has seen only the BC policy's own actions, and eval
-success collapses in the first online steps before it recovers.
+actor loss adds a behaviour-cloning term in TD3+BC's form, ``w * mean|Q| * |mode(s) -
+a*|^2`` (so its weight is relative to the Q scale whatever the reward), with ``w``
+falling linearly from ``agent.warm_start.bc_weight`` to 0 over ``bc_decay_updates``
+actor updates. ``a*`` (``agent.warm_start.bc_target``) is either the BC policy's own
+action on every row (``bc_policy``: a frozen copy of the whole policy, encoder included,
+taken at the first actor update, before anything moved it; a behaviour-regularised
+actor-critic with the BC policy as the behaviour) or the demos' actions on the batch's
+demo rows (``demos``, the ``demo`` mask the learner adds). Without it the actor follows a
+critic that has seen only the BC policy's own actions, and eval success collapses in the
+first online steps before it recovers.
 """
 
 from __future__ import annotations
@@ -139,6 +143,7 @@ class SACAgent:
             zero_residual(self.policy)
         self.actor_delay = cfg.warm_start.critic_steps if cfg.base.mode == "warm_start" else 0
         self.bc_weight = cfg.warm_start.bc_weight if cfg.base.mode == "warm_start" else 0.0
+        self.anchor: Policy | None = None  # bc_target "bc_policy": the actor as the warm start began
         # a warm-started actor keeps the BC policy's state statistics: new ones would change what it does
         self.policy.encoder.hold_statistics = cfg.base.mode == "warm_start"
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
@@ -194,7 +199,7 @@ class SACAgent:
     @property
     def wants_demo_mask(self) -> bool:
         """Whether batches should carry ``demo`` (1.0 on demo rows): the warm start's BC term reads it."""
-        return self.bc_weight > 0.0
+        return self.bc_weight > 0.0 and self.cfg.warm_start.bc_target == "demos"
 
     def bc_weight_now(self) -> float:
         """The BC term's weight for the next actor update (``agent.warm_start.bc_decay_updates``)."""
@@ -258,16 +263,30 @@ class SACAgent:
 
         if noise.actor_eps is not None:
             base = batch["obs"][BASE_ACTION_KEY].float() if self.residual_scale is not None else None
-            metrics.update(self._update_actor(features, noise.actor_eps, base, self._demo_target(batch)))
+            metrics.update(self._update_actor(features, noise.actor_eps, base,
+                                              self._bc_target(batch, noise.obs_shifts)))
         return metrics
 
-    def _demo_target(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
-        """``(demo actions, demo mask, weight)`` for the warm start's BC term, or None when it is off."""
+    def _bc_target(self, batch: Batch, obs_shifts: Mapping[str, torch.Tensor],
+                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+        """``(target actions, row mask, weight)`` for the warm start's BC term, or None when it is off."""
         weight = self.bc_weight_now()
-        if weight <= 0.0 or "demo" not in batch:
+        if weight <= 0.0:
             return None
-        action = batch["action"][:, :self.policy.continuous_dim].float()
-        return action, batch["demo"].float(), torch.tensor(weight, device=self.device)
+        rows = batch["action"].shape[0]
+        if self.cfg.warm_start.bc_target == "demos":
+            if "demo" not in batch:
+                return None
+            action = batch["action"][:, :self.policy.continuous_dim].float()
+            return action, batch["demo"].float(), torch.tensor(weight, device=self.device)
+        if self.anchor is None:  # the first actor update: nothing has moved the actor yet
+            self.anchor = copy.deepcopy(self.policy).requires_grad_(False)
+        with torch.no_grad():
+            with self._autocast():
+                hidden = self.anchor.actor_trunk(self.anchor.encoder(self._shifted(batch["obs"], obs_shifts)))
+            with full_precision(self.device):
+                action = self.anchor.actor_head(hidden.float()).mode()
+        return action, torch.ones(rows, device=self.device), torch.tensor(weight, device=self.device)
 
     def _draw_noise(self, batch: Batch) -> Noise:
         gen, cfg, rows = self.generator, self.cfg, batch["action"].shape[0]
@@ -338,7 +357,7 @@ class SACAgent:
                             ) -> tuple[torch.Tensor, ...]:
         """``(actor_loss, log_prob, bc_loss)`` on detached features; the critic must not require grad.
         ``base``: the batch's base actions in residual mode (the critic sees the combined action);
-        ``demo``: ``(actions, mask, weight)`` for the warm start's BC term (see the module docstring)."""
+        ``demo``: ``(target actions, row mask, weight)`` for the warm start's BC term (module docstring)."""
         dist = self._distribution(features)
         action, log_prob = rsample_with_noise(dist, eps)
         if base is not None:
@@ -420,6 +439,8 @@ class SACAgent:
         state["generator"] = self.generator.get_state()
         state["critic_updates"] = self.critic_updates
         state["actor_updates"] = self.actor_updates
+        if self.anchor is not None:  # a resumed warm start holds the actor to the same BC policy
+            state["anchor"] = self.anchor.state_dict()
         return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -432,3 +453,6 @@ class SACAgent:
         self.generator.set_state(state["generator"])
         self.critic_updates = int(state["critic_updates"])
         self.actor_updates = int(state["actor_updates"])
+        if "anchor" in state:
+            self.anchor = copy.deepcopy(self.policy).requires_grad_(False)
+            self.anchor.load_state_dict(state["anchor"])

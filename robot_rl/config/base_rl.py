@@ -68,9 +68,11 @@ class WarmStartConfig:
                                 doc="the actor's log-std at the start (small: the first rollouts are the BC "
                                     "policy's, barely perturbed); within (log_std_min, log_std_max)")
     bc_weight: float = param(0.4, min=0.0, max=100.0,
-                             doc="weight of the behaviour-cloning term on the batch's demo rows in the actor "
-                                 "loss, relative to mean |Q| (TD3+BC's normalisation; 0.4 is its alpha 2.5); "
-                                 "0: none")
+                             doc="weight of the behaviour-cloning term in the actor loss, relative to mean |Q| "
+                                 "(TD3+BC's normalisation; 0.4 is its alpha 2.5); 0: none")
+    bc_target: Literal["bc_policy", "demos"] = param(
+        "bc_policy", doc="what the term holds the actor to: bc_policy, the BC policy's own action on every row "
+                         "(a frozen copy of the actor as it started); demos, the demos' actions on demo rows")
     bc_decay_updates: int = param(5000, min=0, max=10**8,
                                   doc="actor updates over which bc_weight falls linearly to 0; 0: it never falls")
 

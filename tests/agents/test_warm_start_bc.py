@@ -1,5 +1,6 @@
-"""The warm start's behaviour-cloning term: the learner marks demo rows, the term holds the actor
-near the demos' actions on them against a critic that pulls elsewhere, and its weight fades."""
+"""The warm start's behaviour-cloning term: the learner marks demo rows when the term reads them, the
+term holds the actor near the BC policy (or the demos' actions) against a critic that pulls elsewhere,
+its weight fades, and a resumed agent holds to the same BC policy."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from robot_rl.training.learner import Learner, batch_to_torch
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-def warm_cfg(bc_weight: float, decay: int = 0) -> AgentConfig:
+def warm_cfg(bc_weight: float, decay: int = 0, target: str = "demos") -> AgentConfig:
     cfg = AgentConfig(hidden_dims=(32, 32))
     cfg.base.mode, cfg.base.source = "warm_start", "unused:factory"  # the agent alone never loads the base
     cfg.warm_start.critic_steps = 0
     cfg.warm_start.bc_weight, cfg.warm_start.bc_decay_updates = bc_weight, decay
+    cfg.warm_start.bc_target = target  # type: ignore[assignment]
     return cfg
 
 
@@ -42,16 +44,18 @@ def test_the_learner_marks_demo_rows_only_when_the_agent_reads_them(point_env_fn
     np.testing.assert_array_equal(batch["demo"], np.r_[np.zeros(48), np.ones(16)])  # online rows first
     plain = filled_learner(env, point_expert_cls(env), warm_cfg(0.0))
     assert "demo" not in plain.sample()
+    assert "demo" not in filled_learner(env, point_expert_cls(env), warm_cfg(0.4, target="bc_policy")).sample()
     assert "demo" not in filled_learner(env, point_expert_cls(env), AgentConfig(hidden_dims=(32, 32))).sample()
 
 
-def drift_on_demo_rows(env, expert, bc_weight: float, updates: int = 150) -> float:
+def drift_on_demo_rows(env, expert, bc_weight: float, target: str = "demos", updates: int = 150) -> float:
     """Mean squared distance between the actor's mode and the demo actions after ``updates`` actor
     updates against a critic rigged to reward one far-off corner of the action space."""
     learner = filled_learner(env, expert, warm_cfg(0.4))  # a batch with its demo rows marked
     agent = learner.agent
     batch = batch_to_torch(learner.sample(), agent.device)
     agent.bc_weight = bc_weight
+    agent.cfg.warm_start.bc_target = target  # type: ignore[assignment]
     corner = torch.ones(agent.policy.continuous_dim)
 
     def rigged(features: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
@@ -73,7 +77,7 @@ def drift_on_demo_rows(env, expert, bc_weight: float, updates: int = 150) -> flo
     start = float(loss.detach())
     for _ in range(updates):
         eps = torch.randn(batch["action"].shape[0], agent.policy.continuous_dim, generator=agent.generator)
-        agent._update_actor(features, eps, None, agent._demo_target(batch))
+        agent._update_actor(features, eps, None, agent._bc_target(batch, {}))
     with torch.no_grad():
         mode = agent.policy.actor_head(agent.policy.actor_trunk(features)).mode()
     assert start < 0.05, start  # the fit worked: both arms start at the demos
@@ -85,9 +89,12 @@ def test_the_bc_term_holds_the_actor_at_the_demos_against_a_critic_that_pulls_aw
     env = point_env_fn()
     free = drift_on_demo_rows(env, point_expert_cls(env), bc_weight=0.0)
     held = drift_on_demo_rows(env, point_expert_cls(env), bc_weight=0.4)
-    print(f"squared distance to the demo actions: without the BC term {free:.3f}, with it {held:.3f}")
+    anchored = drift_on_demo_rows(env, point_expert_cls(env), bc_weight=0.4, target="bc_policy")
+    print(f"squared distance to the demo actions: without the BC term {free:.3f}, held to the demos "
+          f"{held:.3f}, held to the BC policy {anchored:.3f}")
     assert free > 0.5, free  # the rigged critic drags an unheld actor well away
     assert held < free / 3, (held, free)
+    assert anchored < free / 3, (anchored, free)  # the actor as it started acted like the demos
 
 
 def test_the_bc_weight_fades_linearly_and_then_the_term_is_off(point_env_fn, point_expert_cls):
@@ -105,3 +112,21 @@ def test_the_bc_weight_fades_linearly_and_then_the_term_is_off(point_env_fn, poi
     never = filled_learner(env, point_expert_cls(env), warm_cfg(0.4, decay=0)).agent
     never.actor_updates = 10**6
     assert never.bc_weight_now() == pytest.approx(0.4)
+
+
+def test_a_resumed_agent_holds_to_the_bc_policy_it_started_from(point_env_fn, point_expert_cls):
+    env = point_env_fn()
+    learner = filled_learner(env, point_expert_cls(env), warm_cfg(0.4, target="bc_policy"))
+    agent = learner.agent
+    started = {k: v.clone() for k, v in agent.policy.state_dict().items()}
+    for _ in range(20):
+        agent.update(batch_to_torch(learner.sample(), agent.device))
+    assert agent.anchor is not None and agent.actor_updates == 20
+    for key, value in agent.anchor.state_dict().items():
+        assert torch.equal(value, started[key]), key  # the anchor is the actor before its first update
+    assert any(not torch.equal(v, started[k]) for k, v in agent.policy.state_dict().items())
+    resumed = filled_learner(env, point_expert_cls(env), warm_cfg(0.4, target="bc_policy")).agent
+    resumed.load_state_dict(agent.state_dict())
+    assert resumed.anchor is not None and not any(p.requires_grad for p in resumed.anchor.parameters())
+    for key, value in resumed.anchor.state_dict().items():
+        assert torch.equal(value, started[key]), key
