@@ -5,6 +5,7 @@
     robot-rl demos export --format lerobot demos/pick_cube datasets/pick_cube
     robot-rl demos import --format lerobot datasets/pick_cube demos/pick_cube_again
     robot-rl demos import --format lerobot --config pick_cube --resize their_dataset demos/theirs
+    robot-rl demos import --format lerobot --config pick_cube their_dataset demos/theirs --action-range stats
 
 ``export`` writes a demo directory (``robot-rl record-demos``, ``ros.demos_dir``) as a new
 bag folder of standard messages that ``ros2 bag info``, ``ros2 bag play`` and Foxglove
@@ -21,12 +22,20 @@ new LeRobotDataset v3 folder, and imports one (a local folder; nothing is downlo
 demo directory: :mod:`robot_rl.data.lerobot_export` and :mod:`robot_rl.data.lerobot_import`
 say what v3 cannot hold and how an import rebuilds it. A dataset robot_rl did not export
 needs ``--config``, the task it is for; its features, cameras and fps must be the task's,
-and images of another size are resized only with ``--resize``.
+and images of another size are resized only with ``--resize``. Actions outside the task's
+action space are refused; ``--action-range LOW HIGH`` (the range of the dataset's units, one
+value or comma-separated per dimension) or ``--action-range stats`` (the dataset's
+``meta/stats.json``) rescales them linearly into it: :mod:`robot_rl.data.lerobot_actions`.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+
+#: argparse takes a word starting with "-" for an option unless it looks like a plain negative number;
+#: ``--action-range -0.05,-0.05,0 0.05,0.05,2`` and ``-1e3`` are numbers too (demos has no such option)
+_NEGATIVE_VALUE = re.compile(r"^-(?:[\d.]|inf|nan)", re.IGNORECASE)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="import --format lerobot: override a config value")
     parser.add_argument("--resize", action="store_true",
                         help="import --format lerobot: resize camera images of another size to the task's")
+    parser.add_argument("--action-range", nargs="+", default=None, metavar="WORD",
+                        help="import --format lerobot: LOW HIGH or stats; rescale actions linearly per dimension "
+                             "from LOW..HIGH (one number, or comma-separated numbers per dimension) or from the "
+                             "min/max of the dataset's meta/stats.json ('stats') into the task's action space; "
+                             "give it after the folders")
+    parser._negative_number_matcher = _NEGATIVE_VALUE
     parser.add_argument("--force", action="store_true", help="import: replace the demos DEMO_DIR already holds")
     parser.add_argument("--append", action="store_true",
                         help="import: add to the demos DEMO_DIR already holds (same spaces)")
@@ -56,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.format == "lerobot":
         return _run_lerobot(args)
-    if args.config or args.overrides or args.resize:
-        raise ConfigError("demos: --config, --set and --resize are for --format lerobot")
+    if args.config or args.overrides or args.resize or args.action_range is not None:
+        raise ConfigError("demos: --config, --set, --resize and --action-range are for --format lerobot")
     from robot_rl.ros.bag.demos import export_demos, import_demos
 
     if args.action == "export":
@@ -80,15 +95,17 @@ def _run_lerobot(args: argparse.Namespace) -> int:
     if args.action == "export":
         from robot_rl.data.lerobot_export import export_lerobot
 
-        if args.force or args.append or args.config or args.overrides or args.resize:
+        if args.force or args.append or args.config or args.overrides or args.resize or args.action_range is not None:
             raise ConfigError("demos export writes a new dataset folder from the demos' own manifest: --force, "
-                              "--append, --config, --set and --resize are for import")
+                              "--append, --config, --set, --resize and --action-range are for import")
         print(export_lerobot(args.source, args.dest).line())
         return 0
     if args.force and args.append:
         raise ConfigError("demos import: --force replaces the demos, --append adds to them; give one")
+    from robot_rl.data.lerobot_actions import parse_action_range
     from robot_rl.data.lerobot_import import import_lerobot
 
+    action_range = parse_action_range(args.action_range) if args.action_range is not None else None
     task: dict = {}
     if args.config:
         from robot_rl.assemble import config_spaces_env
@@ -107,5 +124,5 @@ def _run_lerobot(args: argparse.Namespace) -> int:
     elif args.overrides:
         raise ConfigError("demos import: --set needs --config")
     print(import_lerobot(args.source, args.dest, resize=args.resize, force=args.force, append=args.append,
-                         **task).line())
+                         action_range=action_range, **task).line())
     return 0

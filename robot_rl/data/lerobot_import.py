@@ -20,6 +20,9 @@ What v3 does not hold is rebuilt the same way every time:
 
 Camera images of another size than the task's are refused unless ``resize`` (``--resize``):
 then every frame is resized with OpenCV's area interpolation, and the report says so.
+Actions outside the task's action space are refused unless ``action_range``
+(``--action-range``) says which range of the dataset's units to rescale from, linearly per
+dimension; the manifest records the mapping (:mod:`robot_rl.data.lerobot_actions`).
 A dataset with observation features the task lacks, or lacking one the task has, of
 another fps than the task's, a parquet or video file that is missing, cut short or
 damaged, values that are NaN or infinite: one line naming the file and the feature,
@@ -31,12 +34,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import gymnasium as gym
 import numpy as np
 
 from robot_rl.data.demos import DemoWriter
+from robot_rl.data.lerobot_actions import ActionRange, describe, fit_actions, mapping_for, record_mapping, summary
 from robot_rl.data.lerobot_export import manifest_spaces
 from robot_rl.data.lerobot_layout import (
     DATA_PATH,
@@ -65,6 +69,7 @@ class LeRobotImportReport:
     steps: int
     filled: list[str] = field(default_factory=list)  # features the dataset lacks, read as 0 / false
     resized: list[str] = field(default_factory=list)  # camera features resized to the task's size
+    rescaled: str = ""  # how the actions were rescaled into the task's action space ("": they were not)
 
     def line(self) -> str:
         text = f"imported {self.episodes} episodes ({self.steps} steps) into {self.directory}"
@@ -72,6 +77,8 @@ class LeRobotImportReport:
             text += f"; absent, read as 0/false: {', '.join(self.filled)}"
         if self.resized:
             text += f"; resized to the task's image size: {', '.join(self.resized)}"
+        if self.rescaled:
+            text += f"; {self.rescaled}"
         return text
 
 
@@ -89,11 +96,13 @@ class _Target:
 def import_lerobot(dataset_dir: str | Path, demo_dir: str | Path, *, obs_space: gym.spaces.Dict | None = None,
                    action_space: gym.spaces.Box | None = None, fps: int | None = None, task: str = "",
                    env_config: dict[str, Any] | None = None, resize: bool = False, force: bool = False,
-                   append: bool = False) -> LeRobotImportReport:
+                   append: bool = False, action_range: ActionRange | None = None) -> LeRobotImportReport:
     """Read the v3 dataset ``dataset_dir`` whole, then write it into ``demo_dir`` (see the module docstring).
 
     Without ``obs_space``/``action_space`` the dataset must carry robot_rl's manifest
     (an export of robot_rl's). ``fps``: the task's control rate, checked against the dataset's.
+    ``action_range``: the range of the dataset's action units to rescale from (None: the
+    actions must already lie in the task's action space).
     """
     pa, pq = pyarrow_modules()
     root = Path(dataset_dir)
@@ -103,16 +112,27 @@ def import_lerobot(dataset_dir: str | Path, demo_dir: str | Path, *, obs_space: 
         raise LeRobotFormatError(f"{root / INFO}: fps is {info['fps']}, the task runs at {fps} Hz "
                                  "(env.control_hz): its steps would not be the task's steps")
     keys = _check_features(root, info, target, resize)
+    mapping = mapping_for(action_range, root, target.action_space)
     reader = _Reader(pa, pq, root, info, target, keys, resize)
-    episodes = [reader.episode(row) for row in reader.episode_rows()]
-    if not episodes:
+    read = [reader.episode(row) for row in reader.episode_rows()]
+    if not read:
         raise LeRobotFormatError(f"{root}: holds no episodes")
+    actions = fit_actions([(path, np.stack([s.action for s in steps])) for path, steps in read],
+                          target.action_space, mapping)
+    episodes = [steps for _, steps in read]
+    for steps, fitted in zip(episodes, actions):
+        for step, action in zip(steps, fitted):
+            step.action = action
     writer = DemoWriter(demo_dir, target.obs_space, target.action_space, task=target.task, source=target.source,
                         env_config=target.env, force=force, append=append)
+    if mapping is not None:
+        record_mapping(Path(demo_dir), {**describe(mapping, target.action_space), "dataset": root.name,
+                                        "episodes": [writer.next_index, writer.next_index + len(episodes) - 1]})
     for steps in episodes:
         writer.write_episode(steps)
     return LeRobotImportReport(Path(demo_dir), len(episodes), sum(len(s) for s in episodes),
-                               sorted(reader.filled), sorted(reader.resized))
+                               sorted(reader.filled), sorted(reader.resized),
+                               summary(mapping) if mapping is not None else "")
 
 
 def _target(root: Path, info: dict[str, Any], obs_space: gym.spaces.Dict | None,
@@ -239,11 +259,18 @@ class _Reader:
         missing = [n for n in wanted if n not in table.column_names]
         if missing:
             raise LeRobotFormatError(f"{path}: no column '{missing[0]}'")
-        arrays = {name: self._column(path, table.column(name), name, tuple(f["shape"])) for name, f in wanted.items()}
+        index = {n: self._column(path, table.column(n), n, (1,)) for n in ("episode_index", "frame_index")}
+
+        def where(row: int) -> str:
+            return f"episode {index['episode_index'][row]}, frame {index['frame_index'][row]}"
+
+        arrays = {name: index[name] if name in index else
+                  self._column(path, table.column(name), name, tuple(f["shape"]), where) for name, f in wanted.items()}
         self._data = (path, arrays)
         return arrays
 
-    def _column(self, path: Path, column: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    def _column(self, path: Path, column: Any, name: str, shape: tuple[int, ...],
+                where: Callable[[int], str] | None = None) -> np.ndarray:
         try:
             values = column.combine_chunks() if hasattr(column, "combine_chunks") else column
             n = len(values)
@@ -258,8 +285,12 @@ class _Reader:
         if out.dtype == object:
             raise LeRobotFormatError(f"{path}: column '{name}' holds missing values")
         if np.issubdtype(out.dtype, np.floating) and not np.isfinite(out).all():
-            row = int(np.argwhere(~np.isfinite(out.reshape(n, -1)))[0][0])
-            raise LeRobotFormatError(f"{path}: column '{name}' holds NaN or infinite values (row {row})")
+            flat = out.reshape(n, -1)
+            row, col = (int(i) for i in np.argwhere(~np.isfinite(flat))[0])
+            place = [where(row)] if where is not None else []
+            place += [f"dimension {col}"] if flat.shape[1] > 1 else []
+            raise LeRobotFormatError(f"{path}: column '{name}' holds {float(flat[row, col])} at row {row}"
+                                     + (f" ({', '.join(place)})" if place else ""))
         return out
 
     # --- videos ---
@@ -304,7 +335,9 @@ class _Reader:
 
     # --- episodes ---
 
-    def episode(self, row: dict[str, Any]) -> list[Step]:
+    def episode(self, row: dict[str, Any]) -> tuple[Path, list[Step]]:
+        """One episode's steps, and the data file they came from; the actions as the dataset holds them
+        (``fit_actions`` puts them into the task's space once every episode is read)."""
         e, length = row["episode_index"], row["length"]
         pattern = str(self.info.get("data_path") or DATA_PATH)
         path = self.root / pattern.format(chunk_index=row["data/chunk_index"], file_index=row["data/file_index"])
@@ -321,7 +354,7 @@ class _Reader:
                 obs[key] = self._camera(row, key, name, length)
             else:
                 obs[key] = [np.asarray(v, dtype=space.dtype) for v in data[name][rows]]
-        actions = data["action"][rows].astype(np.float32)
+        actions = data["action"][rows]
 
         def step_field(field_name: str, dtype: Any) -> np.ndarray:
             name = STEP_FEATURES[field_name][0]
@@ -348,7 +381,7 @@ class _Reader:
                               truncated=last and last_truncated, next_obs={k: v[nxt].copy() for k, v in obs.items()},
                               intervened=bool(intervened[t]), success=bool(success[t]),
                               grasp_penalty=float(penalty[t])))
-        return steps
+        return path, steps
 
 
 def _span(frames: np.ndarray) -> str:

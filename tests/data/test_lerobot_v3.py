@@ -278,7 +278,7 @@ def test_non_finite_values_are_refused(dataset, tmp_path, capsys, bad):
                              pa.FixedSizeListArray.from_arrays(pa.array(values), 4))
     pq.write_table(table, path)
     assert _import_error(capsys, tmp_path) == \
-        f"robot-rl: {path}: column 'action' holds NaN or infinite values (row 1)"
+        f"robot-rl: {path}: column 'action' holds {float(bad)} at row 1 (episode 0, frame 1, dimension 2)"
 
 
 def test_done_flags_that_alternate_inside_an_episode_are_refused(dataset, tmp_path, capsys):
