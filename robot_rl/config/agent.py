@@ -124,7 +124,7 @@ class ReplayLogConfig:
     Never pruned, whatever the bounds: the newest episodes that fill the online buffer
     (``train.replay_capacity`` frames: what a resume reads back), every episode with an
     intervened step (human data, the scarcest there is: it also feeds the demo buffer), and
-    episodes a resume still needs (the trainer's, after its last checkpoint). Older
+    episodes a resume still needs (those logged after the last checkpoint). Older
     episodes are deleted, whole files, oldest first, while the log is larger than
     ``max_mb`` or they are older than ``max_age_steps``. Null for both: keep what the
     buffers can hold and nothing more. ``keep_all`` keeps every episode forever (the log

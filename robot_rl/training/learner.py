@@ -135,12 +135,16 @@ class Learner:
             self.demo.close_pending(stored, source)
         self.env_steps += 1
 
-    def ingest_demo_part(self, step: Step, source: int = 0) -> None:
+    def ingest_demo_part(self, step: Step, source: int = 0, update_stats: bool = False) -> None:
         """What :meth:`ingest` puts into the demo buffer, and nothing into the online one.
 
         For a resume that re-reads an intervention episode older than the online buffer's
-        window: the online buffer would have overwritten it, the demo buffer still holds it."""
+        window: the online buffer would have overwritten it, the demo buffer still holds it.
+        ``update_stats`` when the restored state statistics do not count the step yet (it
+        arrived after the checkpoint), so they come out as if the run had never stopped."""
         self._discard_prefetched()
+        if update_stats:
+            self.encoder.update_normalizer({k: v[None] for k, v in step.obs.items()})
         if step.intervened:
             self.demo.add(self._to_storage(step), source)
         elif self.demo.pending:

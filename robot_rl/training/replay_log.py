@@ -149,6 +149,9 @@ class EpisodeLog:
         #: With a TrainConfig, every append is followed by a prune to its ``replay_log`` bound,
         #: so the files on disk never exceed the bound by more than the episode just written.
         self.auto_bound: TrainConfig | None = None
+        #: Episodes numbered this or more are never pruned (``below`` of :meth:`prune`): the learner's
+        #: last checkpoint does not hold them yet, so a resume must read them back.
+        self.keep_from: int | None = None
         files = episode_files(self.directory)
         self.next_index = episode_index(files[-1]) + 1 if files else 0
         self.next_index = max(self.next_index, self.pruned.below)
@@ -204,7 +207,7 @@ class EpisodeLog:
             self.next_index += 1
         if self.auto_bound is not None:
             try:  # the episode is stored whatever happens here: a failed prune must not undo its ack
-                prune_to_config(self, self.auto_bound)
+                prune_to_config(self, self.auto_bound, below=self.keep_from)
             except OSError as err:
                 self.prune_failures += 1
                 log.warning("replay log %s: could not prune (%s); the log is over its bound until a prune "
@@ -269,14 +272,17 @@ class EpisodeLog:
         return Pruned(len(victims), sum(e.steps for e in victims), sum(e.nbytes for e in victims),
                       victims[0].index, victims[-1].index)
 
-    def read_window(self, online_frames: int, demo_steps: int) -> Iterator[tuple[LoggedEpisode, bool]]:
+    def read_window(self, online_frames: int, demo_steps: int,
+                    since: int | None = None) -> Iterator[tuple[LoggedEpisode, bool]]:
         """What a resume needs, in arrival order, each with whether it goes into the online buffer.
 
         The newest episodes holding ``online_frames`` frames (``True``: all their steps go in),
         then, older than those, the newest episodes with intervened steps until
         ``demo_steps`` intervened steps are reached (``False``: only their intervened steps
         feed the demo buffer; the online buffer would have overwritten the rest). Nothing
-        older is read: a resume reads what the buffers hold, newest first.
+        older is read: a resume reads what the buffers hold, newest first. With ``since``,
+        every episode numbered ``since`` or more is read as well (``False`` when outside the
+        online window): the checkpoint's state statistics do not count their steps yet.
         """
         with self._lock:
             entries = list(self._entries.values())
@@ -290,6 +296,8 @@ class EpisodeLog:
             elif e.intervened > 0 and demo_left > 0:
                 chosen[e.index] = False
                 demo_left -= e.intervened
+            elif since is not None and e.index >= since:
+                chosen[e.index] = False
         for logged in self._read(sorted(chosen)):
             yield logged, chosen[logged.index]
 

@@ -42,6 +42,13 @@ server which batches it already holds; actors resend the unfinished part of the 
 they were in (see :mod:`robot_rl.training.remote.outbox`). So a restarted learner holds
 every transition its buffers held, and counts every step an actor sent.
 
+The state statistics the policy normalises its input with are part of the agent, so the
+checkpoint holds them; it also records ``stats_below``: every replay log episode numbered
+below it is counted in them. A resume adds only the steps of the episodes from there on
+(read back even when older than the online window, and never pruned before the next
+checkpoint), so its statistics equal those of a learner that never stopped. A checkpoint
+from before that record re-counts the window, as before, and says so in one warning.
+
 The replay log is bounded (``train.replay_log``): after each episode is written, the oldest
 ones that are neither in the online buffer's window nor hold interventions are deleted,
 whole files, and counted (a log line, ``replay_log`` in ``learner/stats.json``).
@@ -196,6 +203,7 @@ class LearnerProcess:
         self._next_eval = tc.eval_every if tc.eval_every else None
         self._deadline: float | None = None  # monotonic time --max-seconds ends the run (run())
         self._eval_s = 0.0  # how long the last whole evaluation took
+        self.stats_below = 0  # replay log episodes numbered below it are counted in the state statistics
         if resume:
             self._check_resume()
             if self.state_dir.is_dir():
@@ -271,11 +279,13 @@ class LearnerProcess:
         state_file = self.state_dir / "state.json"
         if state_file.is_file():
             self.weight_version = int(json.loads(state_file.read_text()).get("weight_version", 0))
+        counted: int | None = None  # the checkpoint's stats_below; None: a fresh agent or an older checkpoint
         if recover_checkpoint(self.run_dir) is not None:  # a save a crash cut short: finish or undo it
-            self._restore_checkpoint()
+            counted = self._restore_checkpoint()
         else:
             log.warning("no checkpoint in %s: the agent starts fresh, on the saved replay", self.run_dir)
             self.base_run.start(self.learner.agent)
+        self.replay.keep_from = counted  # a crash before the next checkpoint needs them again
         self.prune_replay()  # a log grown past its bound (a changed bound, an older version) shrinks first
         pruned = self.replay.pruned
         self.assembler.restore_pruned(pruned.episodes, pruned.steps, pruned.producers)
@@ -284,26 +294,33 @@ class LearnerProcess:
         tc = self.cfg.train
         started, read = time.monotonic(), 0
         interventions = 0
-        for logged, whole in self.replay.read_window(tc.replay_capacity, tc.demo_capacity):
+        for logged, whole in self.replay.read_window(tc.replay_capacity, tc.demo_capacity, since=counted):
+            # The state statistics take the steps the restored ones do not count yet; a fresh agent,
+            # or a checkpoint that does not say which those are, takes the online window's.
+            uncounted = whole if counted is None else logged.index >= counted
             if whole:
-                self._ingest_steps(logged.steps)
+                self._ingest_steps(logged.steps, update_stats=uncounted)
             else:  # older than the online buffer's window: only its interventions are still held
                 for step in logged.steps:
-                    self.learner.ingest_demo_part(step)
+                    self.learner.ingest_demo_part(step, update_stats=uncounted)
             read += len(logged.steps)
             interventions += sum(1 for s in logged.steps if s.intervened)
         self.learner.env_steps = self.received_steps
+        self.stats_below = self.replay.next_index
         log.info("resumed %s: %d updates, %d env steps received in %d episodes (%d pruned); read back %d steps "
                  "(%d interventions) in %.1f s; weights v%d", self.run_dir, self.learner.updates_done,
                  self.received_steps, self.assembler.episodes, pruned.episodes, read, interventions,
                  time.monotonic() - started, self.weight_version)
 
     def prune_replay(self) -> None:
-        """Hold the replay log to ``train.replay_log`` (see :meth:`EpisodeLog.prune`)."""
-        prune_to_config(self.replay, self.cfg.train)
+        """Hold the replay log to ``train.replay_log`` (see :meth:`EpisodeLog.prune`), keeping the
+        episodes the last checkpoint's state statistics do not count yet."""
+        prune_to_config(self.replay, self.cfg.train, below=self.replay.keep_from)
 
-    def _restore_checkpoint(self) -> None:
-        """The agent, sampling RNG and counters of the last checkpoint; a damaged one is one line."""
+    def _restore_checkpoint(self) -> int | None:
+        """The agent, sampling RNG and counters of the last checkpoint; a damaged one is one line.
+
+        Returns its ``stats_below`` (None, with a warning, for a checkpoint from before it)."""
         state, _ = load_checkpoint(self.run_dir, buffer_names=())
         where = checkpoint_file(self.run_dir)
         mismatch = spec_mismatch(state.get("spaces", {}), self.spec)
@@ -321,19 +338,30 @@ class LearnerProcess:
         check_loaded(self.learner.agent.policy, where, self.obs_space, self.action_space,
                      recorded_observations(self.run_dir, state.get("config"), self.obs_space, self.action_space),
                      hint=REBUILD_HINT)
+        if "stats_below" not in state:
+            log.warning("%s does not record which replay episodes its state statistics count (an older "
+                        "version): the replay window read back is counted in them again", where)
+            return None
+        counted = state["stats_below"]
+        if type(counted) is not int or not 0 <= counted <= self.replay.next_index:
+            raise CheckpointError(f"checkpoint {where} is damaged: stats_below={counted!r} is not an episode "
+                                  f"number of the replay log (0..{self.replay.next_index})")
+        return counted
 
-    def _ingest_steps(self, steps: list) -> None:
+    def _ingest_steps(self, steps: list, update_stats: bool = True) -> None:
         """One whole episode into replay (interventions into the demo buffer too: Learner.ingest)."""
         for step in steps:
-            self.learner.ingest(step)
+            self.learner.ingest(step, update_stats=update_stats)
 
     def save(self) -> Path:
         state = {"kind": "learner", "config": checkpoint_config(self.cfg), "spaces": self.spec,
                  **self.base_run.checkpoint_entry(),  # agent.base: its source, and what a resume checks it by
                  "agent": self.learner.agent.state_dict(), "rng": self.learner.rng.bit_generator.state,
                  "episodes": self.episodes, "evals": self.evals, "next_eval": self._next_eval,
-                 "received_steps": self.assembler.received_steps}
-        return save_checkpoint(self.run_dir, state)
+                 "received_steps": self.assembler.received_steps, "stats_below": self.stats_below}
+        path = save_checkpoint(self.run_dir, state)
+        self.replay.keep_from = self.stats_below  # a resume from this checkpoint reads them back
+        return path
 
     # --- the loop --------------------------------------------------------------------
 
@@ -471,6 +499,7 @@ class LearnerProcess:
 
     def _ingest(self, episode: Episode) -> None:
         self._ingest_steps(episode.steps)
+        self.stats_below = episode.index + 1  # episodes are taken in log order (EpisodeAssembler.take)
         self.episodes += 1
         self.recent_success = (self.recent_success + [float(episode.success)])[-20:]
         n, m = self.received_steps, self.metrics
