@@ -16,6 +16,11 @@ that goes away mid-episode ends that episode (kept as a failed one with
 one-line error is the exit message. The keys are printed at the start. On a robot
 (``robot.backend`` other than ``sim``) demos are recorded by the session graph's actor
 node instead (``ros.policy=human``, ``ros.demos_dir``); this command says how.
+
+Progress goes to stderr the way every long command shows it
+(:mod:`robot_rl.training.progress`): a bar on a terminal, else a status line when
+recording starts, every ``learning.log_every_s`` and at the end, e.g.
+``record-demos PickCube scripted: 3/20 episodes, attempts 3, last success, steps 31``.
 """
 
 from __future__ import annotations
@@ -67,11 +72,6 @@ def hardware_error(cfg: Any, args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from robot_rl.assemble import make_recording_env
-    from robot_rl.data.demos import DemoWriter
-    from robot_rl.data.recording import controls_hint, human_config, make_source, record
     from robot_rl.errors import RobotRLError
 
     if args.episodes < 1:
@@ -80,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
     if human and args.noise is not None:
         raise RobotRLError("--noise is the scripted expert's action noise; it does not apply to --source "
                            f"{args.source}")
+    from robot_rl.assemble import make_recording_env
+    from robot_rl.data.demos import DemoWriter
+    from robot_rl.data.recording import controls_hint, human_config, make_source, record
+    from robot_rl.training.progress import Progress
+
     overrides = list(args.overrides)
     if args.noise is not None:
         overrides.append(f"train.scripted_demo_noise={args.noise}")
@@ -98,16 +103,25 @@ def run(args: argparse.Namespace) -> int:
                             force=args.force, append=args.append)
         if human:
             print(controls_hint(cfg), flush=True)
-        bar = tqdm(total=args.episodes, desc=f"{cfg.task.name} {args.source} demos", unit="ep")
+        progress = Progress(f"record-demos {cfg.task.name} {args.source}", total=args.episodes, unit="episode",
+                            enabled=cfg.train.progress, every_s=cfg.learning.log_every_s)
+        fields: dict[str, Any] = {"attempts": 0}
+        saved_so_far = 0
+        progress.show(0, fields)
 
-        def progress(saved: int, success: bool, length: int) -> None:
-            bar.update(saved - bar.n)
-            bar.set_postfix(last="success" if success else "failed", steps=length)
+        def on_episode(saved: int, success: bool, length: int) -> None:
+            nonlocal saved_so_far
+            saved_so_far = saved
+            fields.update(attempts=fields["attempts"] + 1, last="success" if success else "failed", steps=length)
+            if saved < args.episodes:  # the last count is the closing line's
+                progress.show(saved, fields)
 
-        summary = record(env, source, writer, args.episodes, seed=cfg.seed if args.seed is None else args.seed,
-                         only_success=not args.keep_failed, on_episode=progress,
-                         max_attempts=sys.maxsize if human else None, interruptible=human)
-        bar.close()
+        try:
+            summary = record(env, source, writer, args.episodes, seed=cfg.seed if args.seed is None else args.seed,
+                             only_success=not args.keep_failed, on_episode=on_episode,
+                             max_attempts=sys.maxsize if human else None, interruptible=human)
+        finally:
+            progress.close(saved_so_far, fields)
     finally:
         close = getattr(source, "close", None)
         if callable(close):

@@ -8,20 +8,29 @@ toggles recording, stop ends it): the same labelling code as on hardware.
 On a robot (``robot.backend`` other than ``sim``) frames are recorded by the session
 graph's actor node instead (``ros.policy=human``, ``ros.reward_frames_dir``, labels from
 the person's keys); this command prints how and exits non-zero.
+
+Progress goes to stderr the way every long command shows it
+(:mod:`robot_rl.training.progress`): a bar on a terminal, else a status line at the first
+frame, every ``learning.log_every_s`` and at the end, e.g.
+``record-rewards PickCube: 2400/8000 frames, success 31%, episodes 40``.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-
-from tqdm import tqdm
+from typing import IO, TYPE_CHECKING
 
 from robot_rl import jsonio
+from robot_rl.config import Config
 from robot_rl.errors import ConfigError
 from robot_rl.nodes.intervention import topic_devices
 from robot_rl.paths import resolve_config
 from robot_rl.tasks import load_config
+from robot_rl.training.progress import Progress
+
+if TYPE_CHECKING:
+    from robot_rl.reward.collect import RecordStats
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,13 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if args.labels == "keys" and cfg.intervention.device == "none":
         raise ConfigError(f"{args.config}: --labels keys needs a device with success/failure keys; "
                           "set intervention.device (keyboard, spacemouse+keyboard, ...)")
-    bar = tqdm(total=args.frames, desc="reward frames", unit="frame")
-
-    def progress(stats) -> None:
-        bar.update(1)
-        if stats.frames % 50 == 0:
-            bar.set_postfix(success=f"{stats.positives / stats.frames:.0%}", episodes=stats.episodes)
-
+    progress = FrameProgress(cfg, args.frames)
     started = time.monotonic()
     env = reward_recording_env(cfg)
     labels = None
@@ -76,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         stats = record_sim(cfg, args.out, env, frames=args.frames, labels=labels, seed=args.seed,
                            append=args.append, on_frame=progress)
     finally:
-        bar.close()
+        progress.close()
         if labels is not None:
             labels.close()
         env.close()
@@ -88,3 +91,35 @@ def run(args: argparse.Namespace) -> int:
                       "episodes": stats.episodes, "seconds": round(seconds, 1),
                       "label_source": "keys" if labels is not None else "ground_truth", "per_tag": stats.per_tag}))
     return 0
+
+
+class FrameProgress:
+    """``record-rewards``' progress (:mod:`robot_rl.training.progress`), fed each frame's stats.
+
+    It starts at the first frame, so a refused ``--out`` prints its one error line and no
+    progress, and :meth:`close` shows the last figures however the recording ended.
+    """
+
+    def __init__(self, cfg: Config, frames: int, stream: IO[str] | None = None) -> None:
+        self.name, self.frames, self.stream = f"record-rewards {cfg.task.name}", frames, stream
+        self.enabled, self.every_s = cfg.train.progress, cfg.learning.log_every_s
+        self.progress: Progress | None = None
+        self.stats: RecordStats | None = None
+
+    def __call__(self, stats: RecordStats) -> None:
+        if self.progress is None:
+            self.progress = Progress(self.name, total=self.frames, unit="frame", enabled=self.enabled,
+                                     every_s=self.every_s, stream=self.stream)
+        self.stats = stats
+        if stats.frames < self.frames and self.progress.due():  # figures only now and then; the last: close
+            self.progress.show(stats.frames, self.figures(stats))
+
+    @staticmethod
+    def figures(stats: RecordStats) -> dict[str, str | int]:
+        """The share of success frames so far and the episodes begun."""
+        return {"success": f"{stats.positives / stats.frames:.0%}" if stats.frames else "-",
+                "episodes": stats.episodes}
+
+    def close(self) -> None:
+        if self.progress is not None and self.stats is not None:
+            self.progress.close(self.stats.frames, self.figures(self.stats))

@@ -6,6 +6,12 @@ step number, the reward of that step and whether the task has succeeded; the las
 also gets a green (success) or red (failure) border. The frames are wrapped into rows of
 :data:`STRIP_COLUMNS`, read left to right and top to bottom (12 frames of two 128 px
 cameras: a 1024x384 image, not one 3072x128 row).
+
+Progress goes to stderr the way every long command shows it
+(:mod:`robot_rl.training.progress`): a bar on a terminal, else a status line at the start,
+every ``learning.log_every_s`` and at the end, e.g. ``rollout PickCube: 5/20 episodes,
+success 100%``; with ``--set train.progress=false`` no bar, and a line only at the start,
+once a minute and at the end.
 """
 
 from __future__ import annotations
@@ -14,10 +20,9 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from robot_rl import jsonio
-from robot_rl.errors import RobotRLError
+from robot_rl.errors import ConfigError, RobotRLError
 from robot_rl.paths import resolve_config
 from robot_rl.tasks import get_task, load_config
 
@@ -37,15 +42,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.episodes < 1:
+        raise ConfigError(f"--episodes must be at least 1, got {args.episodes}")
     from robot_rl.assemble import make_env
+    from robot_rl.training.progress import Progress
 
     cfg = load_config(resolve_config(args.config), args.overrides)
     env = make_env(cfg, render_mode=None if args.no_strip else "rgb_array")
     expert = get_task(cfg.task.name).make_expert(env, noise=args.noise, seed=args.seed)
     successes, lengths, first_success = 0, [], False
     strip: list[tuple[np.ndarray, str]] = []  # (frame, caption) of every step of the first episode
-    bar = tqdm(range(args.episodes), desc=f"{cfg.task.name} scripted", unit="ep")
-    for i in bar:
+    progress = Progress(f"rollout {cfg.task.name}", total=args.episodes, unit="episode",
+                        enabled=cfg.train.progress, every_s=cfg.learning.log_every_s)
+    progress.show(0, {"success": "-"})
+    for i in range(args.episodes):
+        if i:  # the episodes done so far; the last count is the closing line's
+            progress.show(i, {"success": f"{successes / i:.0%}"})
         obs, _ = env.reset(seed=args.seed + i)
         expert.reset()
         done, steps, info = False, 0, {"success": False}
@@ -63,9 +75,9 @@ def run(args: argparse.Namespace) -> int:
         if i == 0:
             first_success = bool(info["success"])
         lengths.append(steps)
-        bar.set_postfix(success=f"{successes / (i + 1):.0%}")
     env.close()
     rate = successes / max(1, args.episodes)
+    progress.close(args.episodes, {"success": f"{rate:.0%}"})
     result = {"task": cfg.task.name, "episodes": args.episodes, "success_rate": rate,
               "mean_length": float(np.mean(lengths)) if lengths else 0.0}
     if strip:

@@ -5,6 +5,13 @@ Writes ``PATH`` (the model, see :mod:`robot_rl.reward.model`) and ``PATH`` with 
 (``reward.min_accuracy``, ``max_fpr``, ``min_recall``) is refused: nothing is saved but
 its report, as ``<stem>.rejected.json``, and the command exits non-zero, unless
 ``--force``.
+
+Progress goes to stderr the way every long command shows it
+(:mod:`robot_rl.training.progress`): a bar on a terminal, else a status line when training
+starts, every ``learning.log_every_s`` and after the last step, e.g. ``train-reward:
+400/2000 steps, loss 0.3121``, with a line before each wait the count cannot show (loading
+the frames and torch, scoring after the last step). The config and the frames' layout are
+checked before torch is imported, so a refusal is quick.
 """
 
 from __future__ import annotations
@@ -12,12 +19,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tqdm import tqdm
-
 from robot_rl import jsonio
 from robot_rl.errors import ConfigError, RobotRLError
 from robot_rl.paths import resolve_config
 from robot_rl.tasks import load_config
+from robot_rl.training.progress import Progress
 
 
 class ClassifierRejected(RobotRLError):
@@ -37,8 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_rl.reward.dataset import check_layout, load_frames, read_meta
-    from robot_rl.reward.train import report_path, save_rejected_report, save_result, train_classifier
+    from robot_rl.reward.dataset import check_layout, chunk_paths, load_frames, read_meta
 
     cfg = load_config(resolve_config(args.config), args.overrides)
     rcfg = cfg.reward
@@ -46,19 +51,31 @@ def run(args: argparse.Namespace) -> int:
     if out.suffix in (".json", "") or out.is_dir():
         raise ConfigError(f"--out {out}: give a model file name such as reward.pt")
     check_layout(read_meta(args.data), rcfg.cameras, rcfg.image_size, args.data)
+    progress = Progress("train-reward", total=rcfg.train_steps, unit="step", enabled=cfg.train.progress,
+                        every_s=cfg.learning.log_every_s)
+    chunks = len(chunk_paths(args.data))
+    progress.note(f"loading torch and {chunks} chunk{'' if chunks == 1 else 's'} of frames from {args.data}")
+    from robot_rl.reward.train import report_path, save_rejected_report, save_result, train_classifier
+
     frames = load_frames(args.data)
-    print(f"{len(frames)} frames ({int(frames.label.sum())} success) from {args.data}")
-    bar = tqdm(total=rcfg.train_steps, desc="train reward", unit="step")
+    progress.note(f"{len(frames)} frames ({int(frames.label.sum())} success) from {args.data}")
+    progress.show(0, {"loss": "-"})
+    finished = False
 
     def on_step(step: int, loss: float) -> None:
-        bar.update(1)
-        if step % 50 == 0:
-            bar.set_postfix(loss=f"{loss:.4f}")
+        nonlocal finished
+        if step >= rcfg.train_steps:  # the last: its line now, then say what the wait after it is
+            progress.close(step, {"loss": f"{loss:.4f}"})
+            finished = True
+            progress.note("choosing the threshold on the calibration frames, scoring the held-out frames")
+        elif progress.due():
+            progress.show(step, {"loss": f"{loss:.4f}"})
 
     try:
         result = train_classifier(frames, rcfg, seed=args.seed, data_dir=str(args.data), on_step=on_step)
     finally:
-        bar.close()
+        if not finished:
+            progress.close()
     report = result.report
     held = report["held_out"]
     print(_summary(report))

@@ -1,6 +1,7 @@
-"""Progress of long work (``robot-rl train``, the learner, an actor, a launched session) on stderr.
+"""Progress of long work on stderr: ``robot-rl train``, ``train-bc``, the learner, an actor, a
+launched session, ``rollout``, ``record-demos``, ``record-rewards`` and ``train-reward``.
 
-One mechanism for all four commands. On a terminal it is a tqdm bar with the figures
+One mechanism for all of them. On a terminal it is a tqdm bar with the figures
 after it; elsewhere (a log file, a pipe, a service) a bar would be a stream of carriage
 returns, so it is one plain status line as soon as there is something to show, then one
 every ``every_s`` seconds and a last one at the end::
@@ -12,6 +13,10 @@ lines, not none: the same status line when the work starts, every :data:`QUIET_E
 seconds and at the end, so a quiet run still says what it is doing. Callers ask
 :meth:`Progress.due` before they gather their figures, so a hot loop pays for them only
 a few times a second.
+
+A wait that has no count to show (loading data, scoring after the last step) is announced
+with :meth:`Progress.note`, one ``name: what`` line (above the bar on a terminal), so a
+log that goes quiet for a while has said why.
 """
 
 from __future__ import annotations
@@ -79,6 +84,20 @@ class Progress:
             self.stream.write(self.line() + "\n")
             self.stream.flush()
             self.lines += 1
+
+    def note(self, what: str) -> None:
+        """Say ``what`` the work is doing now that the count cannot show (always, quiet or not).
+
+        One line, ``name: what``: above the bar on a terminal (the bar stays whole),
+        a plain line elsewhere; line breaks in ``what`` are flattened so a log keeps one
+        line per note.
+        """
+        text = f"{self.name}: {' '.join(str(what).split())}"
+        if self.bar is not None:
+            self.bar.write(text, file=self.stream)
+        else:
+            self.stream.write(text + "\n")
+            self.stream.flush()
 
     def line(self) -> str:
         """The status line for the figures shown last."""

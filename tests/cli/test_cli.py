@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -23,6 +24,12 @@ def test_rollout_reports_success_and_writes_an_image_strip(tmp_path):
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["episodes"] == 2 and result["success_rate"] == 1.0
     assert (tmp_path / "pickcube_strip.png").stat().st_size > 1000
+    # off a terminal (a pipe here): plain status lines on stderr, the first as it starts, the last at the end
+    assert "\r" not in out.stderr, out.stderr
+    status = [line for line in out.stderr.splitlines() if line.startswith("rollout PickCube: ")]
+    assert status[0] == "rollout PickCube: 0/2 episodes, success -", out.stderr
+    assert status[-1] == "rollout PickCube: 2/2 episodes, success 100%", out.stderr
+    assert all(re.fullmatch(r"rollout PickCube: [0-2]/2 episodes, success (-|100%)", s) for s in status), status
     import cv2
     import numpy as np
 
@@ -44,6 +51,10 @@ def test_rollout_reports_success_and_writes_an_image_strip(tmp_path):
      "robot-rl: --set task.name=StackBlocks: 'task.name' must be one of"),  # a --set value is blamed on --set
     (["rollout", "--config", "configs/pick_cube.yaml", "--episodes", "1"], {"MUJOCO_GL": "bogus"},
      "cannot load MuJoCo's renderer backend MUJOCO_GL=bogus"),
+    (["rollout", "--config", "configs/pick_cube.yaml", "--episodes", "0"], None,
+     "--episodes must be at least 1, got 0"),
+    (["rollout", "--config", "configs/pick_cube.yaml", "--episodes", "-3"], None,
+     "--episodes must be at least 1, got -3"),
 ])
 def test_bad_input_is_one_line_and_nonzero_exit(args, env, fragment):
     out = robot_rl(*args, env=env)

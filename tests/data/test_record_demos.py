@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import queue
+import re
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -128,6 +131,11 @@ def test_keyboard_demo_is_the_persons_saved_as_it_ends_and_stop_keeps_it(tmp_pat
     assert code == 0, captured.err
     assert "success key enter" in captured.out and "stop key esc" in captured.out and "failure key backspace" in \
         captured.out
+    # progress on stderr (not a terminal here): a line as the recording starts and one as it ends
+    status = [line for line in captured.err.splitlines() if line.startswith("record-demos PickCube keyboard: ")]
+    assert status[0] == "record-demos PickCube keyboard: 0/3 episodes, attempts 0", captured.err
+    assert status[-1] == "record-demos PickCube keyboard: 1/3 episodes, attempts 1, last success, steps 8"
+    assert "\r" not in captured.err
     summary = last_json(captured.out)
     assert summary["saved"] == 1 and summary["stopped"] and summary["attempted"] == 1
     assert seen_on_disk["episodes"] == ["episode_000000.npz"]
@@ -237,3 +245,24 @@ def test_a_robot_config_is_sent_to_the_session_graph(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert code != 0 and "--set ros.demos_dir=" in err and "--set intervention.device=keyboard" in err
     assert not (tmp_path / "d").exists()
+
+
+def test_scripted_recording_writes_plain_status_lines_to_a_log_file(tmp_path):
+    """Off a terminal (stderr is a file) progress is status lines, never carriage-return redraws."""
+    log = tmp_path / "record.log"
+    with log.open("w") as err:
+        done = subprocess.run([sys.executable, "-m", "robot_rl.cli", "record-demos", "--config", PICK, "--episodes",
+                               "2", "--out", str(tmp_path / "demos"), "--set", "learning.log_every_s=0.1"],
+                              stdout=subprocess.PIPE, stderr=err, text=True, timeout=300)
+    text = log.read_text()
+    assert done.returncode == 0, text
+    assert "\r" not in text and last_json(done.stdout)["saved"] == 2
+    status = [line for line in text.splitlines() if line.startswith("record-demos PickCube scripted: ")]
+    assert status[0] == "record-demos PickCube scripted: 0/2 episodes, attempts 0", text
+    line = r"record-demos PickCube scripted: (\d)/2 episodes, attempts (\d+), last (success|failed), steps \d+"
+    figures = [re.fullmatch(line, s) for s in status[1:]]
+    assert figures and all(figures), status  # lines every 0.1 s between episodes, the last at the end
+    saved = [int(m.group(1)) for m in figures]
+    attempts = [int(m.group(2)) for m in figures]
+    assert saved == sorted(saved) and attempts == sorted(attempts) and saved[-1] == 2, status
+    assert attempts[-1] >= 2 and figures[-1].group(3) == "success", status  # the last saved one succeeded

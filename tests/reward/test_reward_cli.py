@@ -1,6 +1,9 @@
 """``robot-rl train-reward`` / ``record-rewards``: the bar, --force, and refusals are one clear line."""
 
 import json
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -68,8 +71,17 @@ def test_a_good_classifier_is_saved_with_its_report(tmp_path, capsys):
     out = tmp_path / "models" / "clf.pt"
     bar = ["reward.min_accuracy=0.9", "reward.max_fpr=0.1", "reward.min_recall=0.8", "reward.train_steps=80"]
     code = main(["train-reward", "--config", CONFIG, "--data", str(data), "--out", str(out), *_sets(SMALL + bar)])
-    stdout = capsys.readouterr().out.strip().splitlines()
+    captured = capsys.readouterr()
+    stdout = captured.out.strip().splitlines()
     assert code == 0
+    # progress on stderr, not a terminal here: what each wait is, a line as training starts, one after the last step
+    status = [line for line in captured.err.splitlines() if line.startswith("train-reward: ")]
+    assert status[:3] == ["train-reward: loading torch and 3 chunks of frames from " + str(data),
+                          f"train-reward: 240 frames (120 success) from {data}", "train-reward: 0/80 steps, loss -"]
+    assert re.fullmatch(r"train-reward: 80/80 steps, loss \d\.\d{4}", status[-2]), status
+    assert status[-1] == "train-reward: choosing the threshold on the calibration frames, scoring the held-out frames"
+    assert all(re.fullmatch(r"train-reward: \d+/80 steps, loss \d\.\d{4}", line) for line in status[3:-2]), status
+    assert "\r" not in captured.err
     line = json.loads(stdout[-1])
     assert line["accepted"] is True and line["accuracy"] >= 0.9 and line["fpr"] <= 0.1
     report = json.loads(out.with_suffix(".report.json").read_text())
@@ -99,11 +111,61 @@ def test_record_rewards_writes_a_frame_directory(tmp_path, capsys):
     code = main(["record-rewards", "--config", CONFIG, "--out", str(out), "--frames", "60",
                  "--set", "reward.image_size=[32,32]"])
     assert code == 0
-    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    captured = capsys.readouterr()
+    line = json.loads(captured.out.strip().splitlines()[-1])
     assert line["frames"] == 60 and line["label_source"] == "ground_truth"
+    status = [s for s in captured.err.splitlines() if s.startswith("record-rewards PickCube: ")]
+    assert status[0].startswith("record-rewards PickCube: 1/60 frames, success "), captured.err  # at the first frame
+    assert status[-1] == (f"record-rewards PickCube: 60/60 frames, success {line['positives'] / 60:.0%}, "
+                          f"episodes {line['episodes']}")  # the closing line holds the recording's figures
+    assert "\r" not in captured.err
     meta = json.loads((out / "meta.json").read_text())
     assert meta["cameras"] == ["front", "wrist"] and meta["image_size"] == [32, 32] and meta["task"] == "PickCube"
     # a second session must say --append
     code = main(["record-rewards", "--config", CONFIG, "--out", str(out), "--frames", "5",
                  "--set", "reward.image_size=[32,32]"])
-    assert code != 0 and "--append" in capsys.readouterr().err
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and len(err) == 1 and "--append" in err[0], err  # the refusal alone: no progress line before it
+
+
+def test_record_rewards_logs_plain_status_lines_to_a_file(tmp_path):
+    """Off a terminal (stderr is a file) progress is status lines every learning.log_every_s, never redraws."""
+    log = tmp_path / "record.log"
+    with log.open("w") as err:
+        done = subprocess.run([sys.executable, "-m", "robot_rl.cli", "record-rewards", "--config", CONFIG, "--out",
+                               str(tmp_path / "frames"), "--frames", "80", "--set", "reward.image_size=[32,32]",
+                               "--set", "learning.log_every_s=0.1"],
+                              stdout=subprocess.PIPE, stderr=err, text=True, timeout=300)
+    text = log.read_text()
+    assert done.returncode == 0, text
+    assert "\r" not in text
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    status = [line for line in text.splitlines() if line.startswith("record-rewards PickCube: ")]
+    figures = [re.fullmatch(r"record-rewards PickCube: (\d+)/80 frames, success (\d+)%, episodes (\d+)", line)
+               for line in status]
+    assert all(figures) and len(figures) >= 2, status  # the first frame's and the closing one at least
+    frames = [int(m.group(1)) for m in figures]
+    episodes = [int(m.group(3)) for m in figures]
+    assert frames[0] == 1 and frames[-1] == 80 and frames == sorted(frames), status
+    assert episodes == sorted(episodes) and episodes[-1] == result["episodes"], status
+    assert int(figures[-1].group(2)) == round(100 * result["positives"] / 80), status
+
+
+def test_frame_progress_figures_before_any_frame_and_at_huge_counts():
+    import io
+
+    from robot_rl.cli.record_rewards import FrameProgress
+    from robot_rl.reward.collect import RecordStats
+
+    cfg = load_config(CONFIG, ["learning.log_every_s=0.1"])
+    assert FrameProgress.figures(RecordStats()) == {"success": "-", "episodes": 0}  # no frame yet: no 0/0
+    big = RecordStats(frames=10**12, positives=10**12 - 1, episodes=10**9)
+    assert FrameProgress.figures(big) == {"success": "100%", "episodes": 10**9}
+    out = io.StringIO()
+    progress = FrameProgress(cfg, 10**12, stream=out)
+    progress.close()  # nothing recorded: nothing shown (a refused --out prints only its error)
+    assert out.getvalue() == "" and progress.progress is None
+    progress(big)  # the last frame: its figures are the closing line's, not shown twice
+    progress.close()
+    assert out.getvalue().splitlines() == [
+        "record-rewards PickCube: 1000000000000/1000000000000 frames, success 100%, episodes 1000000000"]

@@ -221,3 +221,29 @@ def test_a_terminal_gets_a_bar_with_the_figures_and_disabled_shows_a_line_now_an
     quiet.close(5)
     assert off.getvalue().splitlines() == ["x: 1/5 steps, a 1", "x: 3/5 steps, a 3", "x: 5/5 steps, a 3"]
     assert "\r" not in off.getvalue()
+
+
+def test_a_note_says_what_a_wait_is_in_one_line_on_a_terminal_or_off_and_when_quiet():
+    clock, off = Clock(), io.StringIO()
+    progress = Progress("train-reward", total=40, stream=off, clock=clock)
+    progress.note("loading torch and\r\n 3 chunks\tof frames")  # a caller's text cannot break the log's lines
+    progress.show(0, {"loss": "-"})
+    progress.close(40, {"loss": f"{float('nan'):.4f}"})
+    progress.note("scoring the held-out frames")
+    assert off.getvalue().splitlines() == ["train-reward: loading torch and 3 chunks of frames",
+                                           "train-reward: 0/40 steps, loss -", "train-reward: 40/40 steps, loss nan",
+                                           "train-reward: scoring the held-out frames"]
+    assert "\r" not in off.getvalue() and progress.lines == 2  # notes are not status lines
+    quiet = io.StringIO()
+    Progress("x", total=1, enabled=False, stream=quiet, clock=clock).note("waiting")  # quiet still says it
+    assert quiet.getvalue() == "x: waiting\n"
+    # on a terminal the note goes above the bar, which is drawn again whole after it
+    tty = Tty()
+    bar = Progress("rollout", total=3, unit="episode", stream=tty, clock=clock)
+    bar.show(1, {"success": "100%"}, force=True)
+    bar.note("writing the strip")
+    before, note, after = tty.getvalue().rpartition("\rrollout: writing the strip\n")
+    assert note and before.endswith(" " * 20), tty.getvalue()  # the bar's line is cleared, then the note
+    assert after.startswith("\rrollout: ") and "1/3" in after and after.endswith("success 100%]"), after
+    bar.close(3)
+    assert bar.bar is None
