@@ -1,6 +1,7 @@
-"""Issue 26, item 16: ``ros2 launch robot_rl ...`` ends non-zero when a node died, and the
-interop tests' ``ros2`` daemons are found to be stopped. No ROS 2 here: the launch file's exit
-handler is called as launch calls it, with launch's ``ProcessExited`` fields."""
+"""Issue 26, item 16: ``ros2 launch robot_rl ...`` ends non-zero when a node died, the interop
+tests' ``ros2`` daemons are found to be stopped, and their bag tests find rosbag2 or skip. No ROS 2
+here: the launch file's exit handler is called as launch calls it, with launch's ``ProcessExited``
+fields."""
 
 from __future__ import annotations
 
@@ -59,3 +60,24 @@ def test_the_daemon_check_sees_a_listener_on_the_domains_port():
         assert not daemon_running(domain)
         return
     pytest.skip("no free port among the daemon ports")
+
+
+def test_the_rosbag2_check_reads_the_ament_index(tmp_path):
+    """The bag interop tests skip on a ROS 2 without rosbag2 (its ``ros2`` has no ``bag`` verb) rather
+    than fail: the check reads the ament index of every prefix, as ``ros2 pkg list`` does."""
+    from jazzy import ament_has
+
+    core, bag = tmp_path / "core", tmp_path / "bag"
+    for root, packages in ((core, ["rclpy", "ros2cli"]), (bag, ["ros2bag", "rosbag2_storage_mcap"])):
+        index = root / "share/ament_index/resource_index/packages"
+        index.mkdir(parents=True)
+        for package in packages:
+            (index / package).write_text("")
+    both = f"{core}:{bag}"
+    assert ament_has("ros2bag", "rosbag2_storage_mcap", "rclpy", prefixes=both)
+    assert not ament_has("ros2bag", "rosbag2_storage_mcap", prefixes=str(core))  # a core build: skip
+    assert not ament_has("ros2bag", prefixes="") and not ament_has("ros2bag", prefixes="::")
+    assert not ament_has("ros2bag", prefixes=f"{tmp_path / 'missing'}:{core}")
+    (core / "share/ament_index/resource_index/packages/rosbag2_storage_mcap").mkdir()  # not a marker file
+    assert not ament_has("rosbag2_storage_mcap", prefixes=str(core))
+    assert ament_has(prefixes="")  # nothing asked, nothing missing

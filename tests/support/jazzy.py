@@ -23,6 +23,21 @@ SOURCED = bool(os.environ.get("ROS_DISTRO")) and shutil.which("ros2") is not Non
 needs_ros2 = pytest.mark.skipif(not SOURCED, reason="needs a sourced ROS 2 (ROS_DISTRO set and `ros2` on PATH)")
 
 
+def ament_has(*packages: str, prefixes: str | None = None) -> bool:
+    """Whether every one of ``packages`` is installed in the sourced ROS 2: listed in the ament index of a
+    prefix of ``prefixes`` (``AMENT_PREFIX_PATH`` when None), the index ``ros2 pkg list`` reads."""
+    roots = [Path(p) for p in (os.environ.get("AMENT_PREFIX_PATH", "") if prefixes is None else prefixes)
+             .split(os.pathsep) if p]
+    return all(any((root / "share/ament_index/resource_index/packages" / package).is_file() for root in roots)
+               for package in packages)
+
+
+#: rosbag2 is no part of every ROS 2 (ros_core and a from-source core build lack it): without it the
+#: ``ros2`` CLI has no ``bag`` verb, and the bag tests skip instead of failing on ``invalid choice: 'bag'``
+needs_rosbag2 = pytest.mark.skipif(not (SOURCED and ament_has("ros2bag", "rosbag2_storage_mcap")),
+                                   reason="needs rosbag2 in the sourced ROS 2 (ros2bag, rosbag2_storage_mcap)")
+
+
 #: Each domain ros_env handed out, and whether a ``ros2`` daemon already served it then: the
 #: ``ros2`` CLI starts a daemon per domain, which outlives the tests unless they stop it
 #: (tests/ros/interop/conftest.py stops the ones the tests started).

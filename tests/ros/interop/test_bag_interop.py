@@ -14,14 +14,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-from jazzy import dds_env, needs_ros2, ros2, ros_env
+from jazzy import dds_env, needs_ros2, needs_rosbag2, ros2, ros_env
 
 from robot_rl.ros import messages as m
 from robot_rl.ros.bag.reader import repair_bag
 from robot_rl.ros.bag.schema import qos_profile
 from robot_rl.ros.bag.writer import BagWriter
 
-pytestmark = needs_ros2
+pytestmark = [needs_ros2, needs_rosbag2]
 N = 40
 T0 = 1_700_000_000_000_000_000
 
