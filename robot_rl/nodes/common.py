@@ -296,7 +296,9 @@ def run_with_worker(factory: Callable[[], Any], work: Callable[[Any], int], stop
     import signal
 
     from robot_rl.ros.backend import backend
+    from robot_rl.ros.runner import stop_with_parent
 
+    stop_with_parent()  # a launcher killed with SIGTERM or -9 ends the actor as Ctrl-C would
     node = None
     done = threading.Event()
     spinner: Optional[threading.Thread] = None

@@ -195,3 +195,27 @@ def test_the_whole_loop_runs_from_pixels(tmp_path):
         assert logged["obs/front"].shape[1:] == (32, 32, 3) and logged["obs/wrist"].shape[1:] == (32, 32, 3)
         assert logged["obs/state"].shape[1:] == (20,)  # proprioception: no cube pose
         assert not logged["success"].any()  # the classifier (threshold 1e9) never says success
+
+
+def test_a_launcher_killed_with_sigkill_takes_its_nodes_with_it(tmp_path):
+    """``ros2 launch`` has no SIGTERM handler and nothing survives a kill -9: each node arms
+    PR_SET_PDEATHSIG (robot_rl.ros.runner.stop_with_parent), so the launcher's death stops
+    it as Ctrl-C would, instead of leaving the controller and actor running on their own."""
+    proc = start(tmp_path, "ros.policy=expert")
+    lines: list[str] = []
+    try:
+        read_until(proc, r"\[actor_node\] .*episode 0:", 90, lines)
+        children = pids(lines)
+        assert set(children) == {"sim_node", "actor_node"}
+        proc.kill()
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 30.0
+        while any(alive(pid) for pid in children.values()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = {name: pid for name, pid in children.items() if alive(pid)}
+    finally:
+        proc.kill()
+        for pid in children.values() if "children" in locals() else ():
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert not left, f"nodes still running after their launcher was killed: {left}"
