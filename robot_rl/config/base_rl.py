@@ -61,7 +61,7 @@ class ResidualConfig:
 class WarmStartConfig:
     """``agent.base.mode: warm_start``: the critic learns alone before the BC-initialised actor moves."""
 
-    critic_steps: int = param(1000, min=0, max=10**8,
+    critic_steps: int = param(4000, min=0, max=10**8,
                               doc="critic-only updates (the actor, its temperature and the shared encoder held) "
                                   "before the first actor update")
     init_log_std: float = param(-3.0, min=-20.0, max=5.0,
@@ -73,8 +73,9 @@ class WarmStartConfig:
     bc_target: Literal["bc_policy", "demos"] = param(
         "bc_policy", doc="what the term holds the actor to: bc_policy, the BC policy's own action on every row "
                          "(a frozen copy of the actor as it started); demos, the demos' actions on demo rows")
-    bc_decay_updates: int = param(5000, min=0, max=10**8,
-                                  doc="actor updates over which bc_weight falls linearly to 0; 0: it never falls")
+    bc_decay_updates: int = param(0, min=0, max=10**8,
+                                  doc="actor updates over which bc_weight falls linearly to 0; 0: it never falls "
+                                      "(measured: the actor collapses once the term has faded)")
 
 
 def check_base_rl(cfg: Any, file: str = "config") -> None:

@@ -4,10 +4,9 @@ small budget; a residual run resumes only on the base it learned on; bad input i
 
 Measured here (seed 0, BC from 10 expert demos and 150 steps, 50 eval episodes every 500 env steps, the
 2-core CPU): BC alone 0.58. Residual (scale 0.5): 0.54, 0.60, 0.70, 0.86, 1.00 at 500..2500 env steps.
-Warm start (critic_steps 500): 0.58, 0.18, 0.18, 0.50, 0.76, 0.92 at 500..3000 env steps (0.98 at 3000 in an
-earlier run): the critic
-warm-up holds BC's figure until the actor starts, then it dips before it climbs. RLPD from scratch with the
-same demos: 0.12, 0.16, 0.30, 0.66, 0.96 at 500..2500.
+Warm start (critic_steps 500, the BC term 0.4 fading over 1,000 actor updates): 0.58, 0.48, 0.40, 0.62, 0.96
+at 500..2500 env steps; without the BC term it dipped to 0.18 (0.58, 0.18, 0.18, 0.50, 0.76, 0.92 at
+500..3000). RLPD from scratch with the same demos: 0.12, 0.16, 0.30, 0.66, 0.96 at 500..2500.
 """
 
 from __future__ import annotations
@@ -64,6 +63,7 @@ def run_cfg(run_dir: Path, bc_dir: Path, demos: Path, mode: str, steps: int, **t
     cfg.agent.base.mode, cfg.agent.base.source = mode, str(bc_dir)
     cfg.agent.residual.scale = 0.5
     cfg.agent.warm_start.critic_steps = 500
+    cfg.agent.warm_start.bc_decay_updates = 1000
     options = dict(total_env_steps=steps, utd_ratio=1.0, batch_size=128, learning_starts=200, scripted_demos=0,
                    demos=str(demos), eval_every=500, eval_episodes=50, eval_video_episodes=0, checkpoint_every=0,
                    progress=False, run_dir=str(run_dir), replay_capacity=20_000, demo_capacity=5_000)
@@ -119,6 +119,8 @@ def test_residual_and_warm_start_each_improve_on_bc_within_a_small_budget(tmp_pa
     print(f"{mode}: BC {bc_success:.2f}, evals {curve}")
     best = max(rate for _, rate in curve)
     assert best >= FLOOR and best >= bc_success + 0.2, curve
+    if mode == "warm_start":  # the BC term holds it near BC (0.40 at worst; 0.18 without the term)
+        assert min(rate for _, rate in curve) >= bc_success - 0.3, curve
     if mode == "residual":
         assert curve[0][1] >= bc_success - 0.15, curve  # it starts as the base: no collapse
         assert trainer.base_run.status()["base_refused"] == 0
