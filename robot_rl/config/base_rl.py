@@ -67,9 +67,9 @@ class WarmStartConfig:
     init_log_std: float = param(-3.0, min=-20.0, max=5.0,
                                 doc="the actor's log-std at the start (small: the first rollouts are the BC "
                                     "policy's, barely perturbed); within (log_std_min, log_std_max)")
-    bc_weight: float = param(0.4, min=0.0, max=100.0,
+    bc_weight: float = param(0.1, min=0.0, max=100.0,
                              doc="weight of the behaviour-cloning term in the actor loss, relative to mean |Q| "
-                                 "(TD3+BC's normalisation; 0.4 is its alpha 2.5); 0: none")
+                                 "(TD3+BC's normalisation: 0.4 is its alpha 2.5); 0: none")
     bc_target: Literal["bc_policy", "demos"] = param(
         "bc_policy", doc="what the term holds the actor to: bc_policy, the BC policy's own action on every row "
                          "(a frozen copy of the actor as it started); demos, the demos' actions on demo rows")

@@ -63,7 +63,7 @@ def run_cfg(run_dir: Path, bc_dir: Path, demos: Path, mode: str, steps: int, **t
     cfg.agent.base.mode, cfg.agent.base.source = mode, str(bc_dir)
     cfg.agent.residual.scale = 0.5
     cfg.agent.warm_start.critic_steps = 500
-    cfg.agent.warm_start.bc_decay_updates = 1000
+    cfg.agent.warm_start.bc_weight, cfg.agent.warm_start.bc_decay_updates = 0.4, 1000
     options = dict(total_env_steps=steps, utd_ratio=1.0, batch_size=128, learning_starts=200, scripted_demos=0,
                    demos=str(demos), eval_every=500, eval_episodes=50, eval_video_episodes=0, checkpoint_every=0,
                    progress=False, run_dir=str(run_dir), replay_capacity=20_000, demo_capacity=5_000)
