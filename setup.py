@@ -59,7 +59,8 @@ setup(
         # that loads beside the CPU torch pin (see docs/lerobot.md)
         "lerobot": ["pyarrow>=15", "av>=14"],
         # dev = sim + the hardware libraries (tests drive them at their library boundary) + test tools
-        "dev": ["pytest>=7", "ruff==0.17.6", "rosbags>=0.10", "catkin_pkg>=1.0", "grpcio-tools>=1.85.1", "mujoco>=3.2",
+        "dev": ["pytest>=7", "pytest-xdist>=3.5", "ruff==0.17.6", "rosbags>=0.10", "catkin_pkg>=1.0",
+                "grpcio-tools>=1.85.1", "mujoco>=3.2",
                 "wandb>=0.17", "rerun-sdk>=0.23", "mkdocs>=1.6", "pyarrow>=15", "av>=14", *REAL],
     },
     entry_points={

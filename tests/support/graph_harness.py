@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import yaml
+from domains import private_domain
 
 from robot_rl.config import to_dict
 from robot_rl.nodes.description import GraphDescription, build_graph
@@ -32,7 +32,7 @@ PICK = ROOT / "configs" / "pick_cube.yaml"
 
 def private_env(domain: int | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(ROS_DOMAIN_ID=str(domain if domain is not None else random.randint(101, 230)),
+    env.update(ROS_DOMAIN_ID=str(domain if domain is not None else private_domain(101, 230)),
                ROBOT_RL_DDS_LOCALHOST="1", ROBOT_RL_ROS_BACKEND="dds", MUJOCO_GL="egl", PYTHONUNBUFFERED="1")
     return env
 

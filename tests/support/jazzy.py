@@ -10,13 +10,13 @@ library, not the one ROS 2 was built with.
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from domains import private_domain
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCED = bool(os.environ.get("ROS_DISTRO")) and shutil.which("ros2") is not None
@@ -57,7 +57,7 @@ def daemon_running(domain: int) -> bool:
 def ros_env() -> dict[str, str]:
     """The environment of a ROS 2 process (``ros2`` CLI, rclpy) in a new private domain."""
     env = dict(os.environ)
-    domain = random.randint(101, 230)
+    domain = private_domain(101, 230)
     if domain not in DOMAINS:
         DOMAINS[domain] = daemon_running(domain)
     env.update(ROS_DOMAIN_ID=str(domain), RMW_IMPLEMENTATION="rmw_cyclonedds_cpp",

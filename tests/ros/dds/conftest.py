@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
+from domains import private_domain
 
 from robot_rl.ros.dds import api as ros
 
@@ -13,7 +12,7 @@ from robot_rl.ros.dds import api as ros
 def dds(monkeypatch):
     monkeypatch.setenv("ROBOT_RL_ROS_BACKEND", "dds")
     monkeypatch.setenv("ROBOT_RL_DDS_LOCALHOST", "1")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(random.randint(1, 100)))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(private_domain(1, 100)))
     ros.init(args=[])
     yield ros
     ros.try_shutdown()

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from domains import private_domain
 
 from robot_rl.ros import messages as m
 from robot_rl.ros.dds import api as ros
@@ -37,7 +37,7 @@ def default_discovery(monkeypatch):
                 "CYCLONEDDS_URI"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("ROBOT_RL_ROS_BACKEND", "dds")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(random.randint(101, 232)))  # away from the loopback tests' 1..100
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(private_domain(101, 232)))  # away from the loopback tests' 1..100
     ros.init(args=[])
     yield ros
     ros.try_shutdown()

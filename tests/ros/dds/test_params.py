@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import random
 import textwrap
 
 import pytest
+from domains import private_domain
 
 from robot_rl.errors import RobotRLError
 from robot_rl.ros.dds import api as ros
@@ -23,7 +23,7 @@ from robot_rl.ros.errors import ParameterError
 def dds(monkeypatch):
     """A DDS context in a private domain on loopback; shut down after the test."""
     monkeypatch.setenv("ROBOT_RL_DDS_LOCALHOST", "1")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(random.randint(1, 100)))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(private_domain(1, 100)))
     yield ros
     ros.try_shutdown()
 
