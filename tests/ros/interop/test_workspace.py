@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -98,3 +101,75 @@ def test_ros2_launch_runs_a_sim_session_to_its_end(workspace):
     summary = [json.loads(line[line.index("{"):]) for line in done.stdout.splitlines()
                if '"episodes"' in line and "{" in line]
     assert summary and summary[-1]["episodes"] == 2, done.stdout[-3000:]
+
+
+def _launch(ws: Path, env: dict[str, str]) -> subprocess.Popen:
+    """``ros2 launch`` of an endless expert session as its own process (``exec``: its pid is the launcher's)."""
+    return subprocess.Popen(["bash", "-c", f"source {ws}/install/setup.bash && exec ros2 launch robot_rl "
+                             "sim.launch.py set:='ros.policy=expert;ros.state_timeout_s=2.0'"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            stdin=subprocess.DEVNULL)
+
+
+def _node_pids(proc: subprocess.Popen, lines: list[str], timeout: float = 180.0) -> dict[str, int]:
+    """Read the launcher's output until the actor finished an episode; the nodes' pids by name."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if re.search(r"\[actor_node-\d+\].*episode 0:", line):
+            break
+    found = {m.group(1): int(m.group(2)) for line in lines
+             for m in [re.search(r"\[INFO\] \[(\w+)-\d+\]: process started with pid \[(\d+)\]", line)] if m}
+    assert {"sim_node", "actor_node"} <= set(found), "".join(lines[-40:])
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("victim", ["sim_node", "actor_node"])
+def test_a_node_killed_under_ros2_launch_ends_the_session_with_status_1(workspace, victim):
+    kind, ws = workspace
+    if kind != "symlink":
+        pytest.skip("the symlink workspace runs the sessions")
+    proc, lines = _launch(ws, ros_env()), []
+    try:
+        pids = _node_pids(proc, lines)
+        os.kill(pids[victim], signal.SIGKILL)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    out = "".join(lines) + out
+    assert proc.returncode == 1, out[-3000:]
+    assert f"node {victim} died (exit code -9: SIGKILL); the session ends with exit status 1" in out, out[-3000:]
+    assert not any(_alive(pid) for pid in pids.values())
+
+
+def test_sigterm_of_ros2_launch_still_stops_every_node(workspace):
+    """Jazzy's launch has no SIGTERM handler: the launcher dies at once, and each node, armed with
+    PR_SET_PDEATHSIG, stops as on Ctrl-C instead of running on without it."""
+    kind, ws = workspace
+    if kind != "symlink":
+        pytest.skip("the symlink workspace runs the sessions")
+    proc, lines = _launch(ws, ros_env()), []
+    try:
+        pids = _node_pids(proc, lines)
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+        deadline = time.monotonic() + 30.0
+        while any(_alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = {name: pid for name, pid in pids.items() if _alive(pid)}
+    finally:
+        proc.kill()
+        for pid in pids.values() if "pids" in locals() else ():
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert not left, f"still running after ros2 launch got SIGTERM: {left}"
