@@ -10,6 +10,7 @@ import torch
 
 from robot_rl.config.agent import AgentConfig, TrainConfig
 from robot_rl.data.rollout import ActorLoop
+from robot_rl.training.checkpoint import read_tree, write_tree
 from robot_rl.training.learner import Learner, batch_to_torch
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -114,7 +115,7 @@ def test_the_bc_weight_fades_linearly_and_then_the_term_is_off(point_env_fn, poi
     assert never.bc_weight_now() == pytest.approx(0.4)
 
 
-def test_a_resumed_agent_holds_to_the_bc_policy_it_started_from(point_env_fn, point_expert_cls):
+def test_a_resumed_agent_holds_to_the_bc_policy_it_started_from(tmp_path, point_env_fn, point_expert_cls):
     env = point_env_fn()
     learner = filled_learner(env, point_expert_cls(env), warm_cfg(0.4, target="bc_policy"))
     agent = learner.agent
@@ -126,7 +127,9 @@ def test_a_resumed_agent_holds_to_the_bc_policy_it_started_from(point_env_fn, po
         assert torch.equal(value, started[key]), key  # the anchor is the actor before its first update
     assert any(not torch.equal(v, started[k]) for k, v in agent.policy.state_dict().items())
     resumed = filled_learner(env, point_expert_cls(env), warm_cfg(0.4, target="bc_policy")).agent
-    resumed.load_state_dict(agent.state_dict())
+    with open(tmp_path / "agent_state", "wb") as f:  # through the checkpoint's own file format
+        write_tree(f, agent.state_dict())
+    resumed.load_state_dict(read_tree(tmp_path / "agent_state"))
     assert resumed.anchor is not None and not any(p.requires_grad for p in resumed.anchor.parameters())
     for key, value in resumed.anchor.state_dict().items():
         assert torch.equal(value, started[key]), key
