@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from graph_harness import PICK, private_env  # noqa: E402
+from polling import alive, outliving
 
 LAUNCH = [sys.executable, "-m", "robot_rl.cli", "launch", str(PICK)]
 # CI machines are shared and sometimes stall for a few hundred ms: a stall must not read
@@ -52,15 +53,19 @@ def pids(lines: list[str]) -> dict[str, int]:
             for m in [re.search(r"\[launch\] started (\S+) \(pid (\d+)\)", line)] if m}
 
 
-def alive(pid: int) -> bool:
+def at_first_episode(tmp_path: Path) -> tuple[subprocess.Popen, list[str], dict[str, int]]:
+    """An endless expert session once its actor finished an episode: the launcher, its output so
+    far and its nodes' pids."""
+    proc = start(tmp_path, "ros.policy=expert")
+    lines: list[str] = []
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie (exited, not yet reaped by its parent) counts as gone
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return False
+        read_until(proc, r"\[actor_node\] .*episode 0:", 90, lines)
+        children = pids(lines)
+        assert set(children) == {"sim_node", "actor_node"}
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, lines, children
 
 
 def test_sim_graph_runs_three_expert_episodes_over_topics(tmp_path):
@@ -89,12 +94,8 @@ def test_sim_graph_runs_three_expert_episodes_over_topics(tmp_path):
 
 
 def test_ctrl_c_stops_every_node_cleanly(tmp_path):
-    proc = start(tmp_path, "ros.policy=expert")
-    lines: list[str] = []
+    proc, lines, children = at_first_episode(tmp_path)
     try:
-        read_until(proc, r"\[actor_node\] .*episode 0:", 90, lines)
-        children = pids(lines)
-        assert set(children) == {"sim_node", "actor_node"}
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=40)
     finally:
@@ -201,21 +202,12 @@ def test_a_launcher_killed_with_sigkill_takes_its_nodes_with_it(tmp_path):
     """``ros2 launch`` has no SIGTERM handler and nothing survives a kill -9: each node arms
     PR_SET_PDEATHSIG (robot_rl.ros.runner.stop_with_parent), so the launcher's death stops
     it as Ctrl-C would, instead of leaving the controller and actor running on their own."""
-    proc = start(tmp_path, "ros.policy=expert")
-    lines: list[str] = []
+    proc, _, children = at_first_episode(tmp_path)
     try:
-        read_until(proc, r"\[actor_node\] .*episode 0:", 90, lines)
-        children = pids(lines)
-        assert set(children) == {"sim_node", "actor_node"}
         proc.kill()
         proc.wait(timeout=10)
-        deadline = time.monotonic() + 30.0
-        while any(alive(pid) for pid in children.values()) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        left = {name: pid for name, pid in children.items() if alive(pid)}
+        left = outliving(children, timeout=30.0)
     finally:
         proc.kill()
-        for pid in children.values() if "children" in locals() else ():
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        outliving(children)
     assert not left, f"nodes still running after their launcher was killed: {left}"

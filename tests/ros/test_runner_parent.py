@@ -3,15 +3,14 @@ the signal it already stops cleanly on; an orphan at the moment it arms gets it 
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
+from polling import alive, eventually, outliving
 
 from robot_rl.ros.runner import stop_with_parent
 
@@ -38,22 +37,6 @@ PARENT = textwrap.dedent("""
 """)
 
 
-def wait_for(predicate, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
-
-
-def gone(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
-    except OSError:
-        return True
-
-
 @pytest.mark.parametrize("kill", [signal.SIGKILL, signal.SIGTERM])
 def test_the_child_gets_sigint_when_its_parent_dies(tmp_path, kill):
     flag = tmp_path / "flag"
@@ -61,15 +44,15 @@ def test_the_child_gets_sigint_when_its_parent_dies(tmp_path, kill):
     child = 0
     try:
         child = int(parent.stdout.readline())
-        assert wait_for(lambda: flag.exists() and flag.read_text() == "armed", 60), "the child never armed"
+        assert eventually(lambda: flag.exists() and flag.read_text() == "armed", 60), "the child never armed"
         parent.send_signal(kill)
         parent.wait(timeout=10)
-        assert wait_for(lambda: flag.read_text() == "SIGINT", 20), flag.read_text()
-        assert wait_for(lambda: gone(child), 20)
+        assert eventually(lambda: flag.read_text() == "SIGINT", 20), flag.read_text()
+        assert eventually(lambda: not alive(child), 20)
     finally:
         parent.kill()
-        if child and not gone(child):
-            os.kill(child, signal.SIGKILL)
+        if child:
+            outliving({"child": child})
 
 
 def test_arming_returns_true_here_and_keeps_a_living_parent():

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Mapping
 
 
 def eventually(predicate: Callable[[], Any], timeout: float = 10.0, period: float = 0.02) -> bool:
@@ -38,3 +40,26 @@ def interrupt(proc: subprocess.Popen, timeout: float = 60.0) -> float:
     finally:
         proc.kill()
     return time.monotonic() - sent
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs; a zombie (exited, not yet reaped by its parent) counts as gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def outliving(pids: Mapping[str, int], timeout: float = 0.0) -> dict[str, int]:
+    """The processes of ``pids`` (by name) still running after up to ``timeout`` s for all to end.
+
+    Those are then SIGKILLed, so a failing test leaves nothing running; the caller asserts on
+    what is returned."""
+    eventually(lambda: not any(alive(pid) for pid in pids.values()), timeout, period=0.2)
+    left = {name: pid for name, pid in pids.items() if alive(pid)}
+    for pid in left.values():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return left

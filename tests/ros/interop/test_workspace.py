@@ -17,10 +17,13 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from jazzy import ROOT, needs_ros2, ros_env
+from polling import outliving
 
 pytestmark = [needs_ros2, pytest.mark.skipif(importlib.util.find_spec("colcon_core") is None,
                                              reason="colcon is not importable by this Python")]
@@ -127,11 +130,17 @@ def _node_pids(proc: subprocess.Popen, lines: list[str], timeout: float = 180.0)
     return found
 
 
-def _alive(pid: int) -> bool:
+@contextmanager
+def _session(ws: Path) -> Iterator[tuple[subprocess.Popen, list[str], dict[str, int]]]:
+    """An endless expert session under ``ros2 launch`` once its actor finished an episode: the
+    launcher, its output so far and its nodes' pids; afterwards nothing of it is left running."""
+    proc, lines, pids = _launch(ws, ros_env()), [], {}
     try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return False
+        pids = _node_pids(proc, lines)
+        yield proc, lines, pids
+    finally:
+        proc.kill()
+        outliving(pids)
 
 
 @pytest.mark.parametrize("victim", ["sim_node", "actor_node"])
@@ -139,17 +148,14 @@ def test_a_node_killed_under_ros2_launch_ends_the_session_with_status_1(workspac
     kind, ws = workspace
     if kind != "symlink":
         pytest.skip("the symlink workspace runs the sessions")
-    proc, lines = _launch(ws, ros_env()), []
-    try:
-        pids = _node_pids(proc, lines)
+    with _session(ws) as (proc, lines, pids):
         os.kill(pids[victim], signal.SIGKILL)
         out, _ = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
+        left = outliving(pids)
     out = "".join(lines) + out
     assert proc.returncode == 1, out[-3000:]
     assert f"node {victim} died (exit code -9: SIGKILL); the session ends with exit status 1" in out, out[-3000:]
-    assert not any(_alive(pid) for pid in pids.values())
+    assert not left
 
 
 def test_sigterm_of_ros2_launch_still_stops_every_node(workspace):
@@ -158,18 +164,8 @@ def test_sigterm_of_ros2_launch_still_stops_every_node(workspace):
     kind, ws = workspace
     if kind != "symlink":
         pytest.skip("the symlink workspace runs the sessions")
-    proc, lines = _launch(ws, ros_env()), []
-    try:
-        pids = _node_pids(proc, lines)
+    with _session(ws) as (proc, _, pids):
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=60)
-        deadline = time.monotonic() + 30.0
-        while any(_alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        left = {name: pid for name, pid in pids.items() if _alive(pid)}
-    finally:
-        proc.kill()
-        for pid in pids.values() if "pids" in locals() else ():
-            if _alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        left = outliving(pids, timeout=30.0)
     assert not left, f"still running after ros2 launch got SIGTERM: {left}"
