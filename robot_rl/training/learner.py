@@ -179,19 +179,16 @@ class Learner:
     def sample(self) -> dict[str, Any]:
         """One training batch (numpy), ``demo_fraction`` of it from the demo buffer."""
         self._discard_prefetched()
-        cfg, agent_cfg = self.train_cfg, self.agent.cfg
-        plan = plan_mixed(self.online, self.demo, cfg.batch_size, cfg.demo_fraction, self.rng)
-        return self._mark_demos(gather_mixed(plan, agent_cfg.n_step, agent_cfg.discount), plan)
+        return self._gather(self._plan())
 
     def _plan(self) -> Plan:
         cfg = self.train_cfg
         return plan_mixed(self.online, self.demo, cfg.batch_size, cfg.demo_fraction, self._rng)
 
-    def _gather(self, plan: Plan, alloc: Alloc) -> dict[str, Any]:
-        return self._mark_demos(gather_mixed(plan, self.agent.cfg.n_step, self.agent.cfg.discount, alloc), plan)
-
-    def _mark_demos(self, batch: dict[str, Any], plan: Plan) -> dict[str, Any]:
-        """Add ``demo`` (1.0 on rows from the demo buffer) when the agent reads it (the warm start's BC term)."""
+    def _gather(self, plan: Plan, alloc: Alloc | None = None) -> dict[str, Any]:
+        """The batch ``plan`` names; with ``demo`` (1.0 on rows from the demo buffer) when the agent
+        reads it (the warm start's BC term on the demos' actions)."""
+        batch = gather_mixed(plan, self.agent.cfg.n_step, self.agent.cfg.discount, alloc)
         if self.agent.wants_demo_mask:
             batch["demo"] = np.concatenate([np.full(len(slots), float(buffer is self.demo), np.float32)
                                             for buffer, slots in plan])
