@@ -110,6 +110,12 @@ class BasePolicy:
         """This policy behind the actor's guard: a refused action holds the arm and is counted."""
         return ActionGuard(env, self)
 
+    def status(self) -> dict[str, Any]:
+        """What the base reports about itself, for the actor's status and ``/diagnostics``: empty for
+        one in the actor's process; a base in its own process (a LeRobot policy) gives its calls,
+        failures and the round trip's latency, the figures a person watching a cell needs."""
+        return {}
+
 
 class CallablePolicy(BasePolicy):
     """A base policy from an ``act(obs)`` callable (and an optional ``reset``)."""

@@ -135,9 +135,12 @@ class ResidualActor:
         return residual_target(base_action, executed, self.scale)
 
     def status(self) -> dict[str, Any]:
+        """The refusals of both guards, and the base's own report (``base_policy``) where it gives one."""
+        own = self.base.status()
         return {"base_refused": self.base_guard.refused, "residual_refused": self.residual_guard.refused,
                 "holding": self.base_guard.holding or self.residual_guard.holding,
-                "last_refused_base_action": self.base_guard.last_problem}
+                "last_refused_base_action": self.base_guard.last_problem,
+                **({"base_policy": own} if own else {})}
 
 
 def with_base_action(obs_space: gym.spaces.Dict, action_space: gym.spaces.Box) -> gym.spaces.Dict:

@@ -485,6 +485,8 @@ class ActorSession:
             summary.update(base_refused=base.get("base_refused", 0), residual_refused=base.get("residual_refused", 0),
                            last_refused_base_action=base.get("last_refused_base_action"),
                            holding=bool(summary.get("holding") or base.get("holding")))
+            if base.get("base_policy"):  # a base in its own process: calls, failures, round-trip latency
+                summary["base_policy"] = base["base_policy"]
         if isinstance(self.parts.task, SimTopicTask):
             summary["reset_time"] = self.parts.task.reset_time.summary()
         if getattr(self, "learner_summary", None):

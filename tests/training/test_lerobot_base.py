@@ -81,6 +81,29 @@ def test_the_child_acts_on_mapped_features_and_its_latency_is_measured(tmp_path,
     assert base.child is None
 
 
+def test_its_latency_reaches_the_residual_actor_s_status_and_diagnostics(tmp_path, fake_python):
+    """A residual actor on a LeRobot base reports the base's own figures under ``base_policy``, which the
+    actor node puts in its ``~/status``; ``/diagnostics`` flattens them to dotted keys."""
+    from robot_rl.agents.residual import ResidualActor
+    from robot_rl.nodes.diagnostics import diagnostic_fields
+
+    base = load_base_policy(policy_folder(tmp_path / "act"), OBS, ACTION, lerobot_python=str(fake_python))
+    env = gym.make("Pendulum-v1")  # any env: only its action space (the hold and the bounds) is read
+    env.action_space = ACTION
+    actor = ResidualActor(base, env, np.full(4, 0.1))
+    actor.reset()
+    for _ in range(20):
+        actor.base_action(observation(np.linspace(-0.4, 0.4, 6)))
+    status = actor.status()
+    own = status["base_policy"]
+    assert own["calls"] >= 20 and own["failures"] == 0 and status["base_refused"] == 0
+    assert 0 < own["latency"]["p50_ms"] <= own["latency"]["max_ms"] < 5000
+    values = dict(diagnostic_fields(status, name="/actor_node").values)
+    assert float(values["base_policy.latency.p50_ms"]) == own["latency"]["p50_ms"]
+    assert values["base_policy.calls"] == str(own["calls"])
+    base.close()
+
+
 def test_attacked_observations_come_back_held_or_clipped_and_counted(tmp_path, fake_python):
     """NaN and inf states give non-finite actions (the guard holds them), huge ones are clipped (counted);
     alternating good and bad steps cost only the bad ones."""
