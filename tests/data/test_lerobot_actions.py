@@ -228,3 +228,45 @@ def test_action_range_is_for_lerobot_imports_only(units, tmp_path, capsys):
     assert "--action-range are for import" in \
         fails(capsys, "demos", "export", "--format", "lerobot", str(tmp_path / "demos"), str(tmp_path / "y"),
               "--action-range", "stats")
+
+
+def test_a_dataset_lerobots_writer_made_in_metres_rescales_from_its_stats(tmp_path):
+    """LeRobot's own writer (its virtualenv), actions in metres and a 0..2 gripper: its meta/stats.json
+    gives the range, the import maps it onto [-1, 1] and records it; an explicit range does the same."""
+    from lerobot_venv import lerobot_python, reference
+
+    from robot_rl.data.lerobot_actions import ActionRange, parse_action_range
+    from robot_rl.data.lerobot_import import import_lerobot
+    from robot_rl.data.lerobot_layout import LeRobotFormatError
+
+    python = lerobot_python()
+    rng = np.random.default_rng(5)
+    lengths = (5, 7)
+    n = sum(lengths)
+    action = np.concatenate([rng.uniform(-0.05, 0.05, (n, 3)), rng.integers(0, 3, (n, 1))], 1).astype(np.float32)
+    action[0, :3], action[1, :3] = -0.05, 0.05  # the extremes the stats then hold
+    action[0, 3], action[1, 3] = 0.0, 2.0
+    np.savez(tmp_path / "arrays.npz", state=rng.normal(size=(n, 3)).astype(np.float32), action=action,
+             reward=np.zeros(n, np.float32), done=np.concatenate([[0] * (k - 1) + [1] for k in lengths]).astype(bool),
+             episode=np.repeat(np.arange(2), lengths), fps=np.array(10))
+    reference(python, "write", str(tmp_path / "ds"), str(tmp_path / "arrays.npz"), "h264")
+    stats = json.loads((tmp_path / "ds/meta/stats.json").read_text())["action"]
+    low, high = np.array(stats["min"], np.float64), np.array(stats["max"], np.float64)
+    assert np.allclose(low, action.min(0)) and np.allclose(high, action.max(0))  # what LeRobot's writer computed
+    report = import_lerobot(tmp_path / "ds", tmp_path / "back", obs_space=OBS, action_space=TASK_ACTION, fps=10,
+                            action_range=ActionRange(from_stats=True))
+    assert (report.episodes, report.steps) == (2, n) and "meta/stats.json" in report.rescaled
+    back = imported_actions(tmp_path / "back")
+    want = ((action.astype(np.float64) - (low / 2 + high / 2)) / (high / 2 - low / 2)).astype(np.float32)
+    assert np.array_equal(back, want) and back.min() == -1 and back.max() == 1
+    assert np.array_equal(back[:2], np.array([[-1, -1, -1, -1], [1, 1, 1, 1]], np.float32))
+    entry = json.loads((tmp_path / "back/manifest.json").read_text())["action_rescale"][0]
+    assert entry["from"] == "meta/stats.json" and entry["low"] == low.tolist() and entry["episodes"] == [0, 1]
+    # the same mapping given by hand, and without one the metres-and-gripper actions are refused
+    explicit = parse_action_range(["-0.05,-0.05,-0.05,0", "0.05,0.05,0.05,2"])
+    import_lerobot(tmp_path / "ds", tmp_path / "back2", obs_space=OBS, action_space=TASK_ACTION, fps=10,
+                   action_range=explicit)
+    assert np.allclose(imported_actions(tmp_path / "back2"), want, atol=1e-6)
+    with pytest.raises(LeRobotFormatError, match="outside the task's action space"):
+        import_lerobot(tmp_path / "ds", tmp_path / "back3", obs_space=OBS, action_space=TASK_ACTION, fps=10)
+    assert not (tmp_path / "back3").exists()
