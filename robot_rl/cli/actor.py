@@ -25,9 +25,8 @@ import math
 import sys
 
 from robot_rl import jsonio
+from robot_rl.cli.train import config_from_args
 from robot_rl.errors import ConfigError
-from robot_rl.paths import resolve_config
-from robot_rl.tasks import load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,10 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    overrides = list(args.overrides)
-    if args.no_progress:
-        overrides.append("train.progress=false")
-    cfg = load_config(resolve_config(args.config), overrides)
+    cfg = config_from_args(args, None)
     if not math.isfinite(args.connect_timeout) or args.connect_timeout < 0:
         raise ConfigError(f"--connect-timeout {args.connect_timeout} must be a number of seconds >= 0 "
                           "(0: wait for the learner forever)")

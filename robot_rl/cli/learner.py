@@ -31,9 +31,8 @@ import sys
 import time
 
 from robot_rl import jsonio
+from robot_rl.cli.train import config_from_args
 from robot_rl.errors import ConfigError
-from robot_rl.paths import resolve_config
-from robot_rl.tasks import load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,14 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_seconds is not None and not (math.isfinite(args.max_seconds) and args.max_seconds > 0):
         raise ConfigError(f"--max-seconds {args.max_seconds} must be a positive number of seconds")
-    overrides = list(args.overrides)
-    if args.run_dir:
-        overrides.append(f"learning.run_dir={args.run_dir}")
-    if args.no_progress:
-        overrides.append("train.progress=false")
-    if args.strict:
-        overrides.append("learning.refusals_fatal=true")
-    cfg = load_config(resolve_config(args.config), overrides)
+    cfg = config_from_args(args, "learning.run_dir", *(["learning.refusals_fatal=true"] if args.strict else []))
     # The learner's run lives apart from robot-rl train's: LearnerProcess writes to train.run_dir.
     cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, run_dir=str(learner_run_dir(cfg))))
     token = cfg.learning.resolve_token()

@@ -46,15 +46,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              " (env steps, episodes, success, eval)")
 
 
-def config_from_args(args: argparse.Namespace, run_dir_key: str, *extra: str) -> Config:
+def config_from_args(args: argparse.Namespace, run_dir_key: str | None, *extra: str) -> Config:
     """The config a training command runs with: ``--config`` with its ``--set`` overrides, then ``extra``
     (what the command's own flags set), ``--run-dir`` as ``run_dir_key`` and ``--no-progress``.
 
-    ``robot-rl train`` and ``robot-rl train-bc`` read their common flags this way, so a flag
-    means the same in both and wins over a ``--set`` of the same key.
+    ``robot-rl train``, ``train-bc``, ``learner`` and ``actor`` read their common flags this way,
+    so a flag means the same in each and wins over a ``--set`` of the same key. ``run_dir_key``
+    None: the command has no ``--run-dir``.
     """
     overrides = [*args.overrides, *extra]
-    if args.run_dir:
+    if run_dir_key is not None and args.run_dir:
         overrides.append(f"{run_dir_key}={args.run_dir}")
     if args.no_progress:
         overrides.append("train.progress=false")
