@@ -105,6 +105,13 @@ def episode_index(path: str | Path) -> int:
     return int(match.group(1))
 
 
+def holds_demos_error(directory: Path, episodes: int) -> DemoFormatError:
+    """The refusal to write into a folder that already holds demos, without ``force`` or ``append``
+    (an import that writes elsewhere first and swaps the folder in refuses the same way)."""
+    return DemoFormatError(f"{directory} already holds demos ({episodes} episodes); "
+                           "pass --force to replace them or --append to add to them")
+
+
 class DemoWriter:
     """Writes Steps into a demo directory, one episode file as soon as the episode ends.
 
@@ -132,8 +139,7 @@ class DemoWriter:
             return
         if existing or has_manifest:
             if not force:
-                raise DemoFormatError(f"{self.directory} already holds demos ({len(existing)} episodes); "
-                                      "pass --force to replace them or --append to add to them")
+                raise holds_demos_error(self.directory, len(existing))
             for p in existing:
                 p.unlink()
         manifest = {"format": FORMAT, "version": VERSION, "task": task, "source": source,

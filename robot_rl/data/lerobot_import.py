@@ -28,10 +28,33 @@ another fps than the task's, a parquet or video file that is missing, cut short 
 damaged, values that are NaN or infinite: one line naming the file and the feature,
 nothing written. Cameras stored as PNG images (``dtype: image``) are refused:
 robot_rl reads cameras stored as videos.
+
+A v3 dataset packs many episodes into one parquet file and one video per camera, and a
+lab's dataset does not fit in memory, so the import reads it twice and never whole:
+
+1. **check**: every episode's rows, index, done flags and numbers (the data files'
+   non-image columns, one file at a time), every video file's frame count and size from
+   its container (:func:`robot_rl.data.video_frames.video_info`; no frame is kept), each
+   episode's span of frames (its ``from_timestamp``) inside its video, no two episodes
+   sharing a frame. Each episode's actions are kept: they are fitted into the task's
+   action space together (:func:`robot_rl.data.lerobot_actions.fit_actions`). Any
+   mistake here is the one-line error above, before the demo folder is touched.
+2. **write**: one episode at a time, in episode order, only its own span of each video
+   decoded (:class:`robot_rl.data.video_frames.FrameSpans` keeps each camera's file open
+   and reads forward, so a file is decoded once), its steps written, then dropped.
+
+Memory is thus one episode's frames plus one data file's non-image columns and every
+episode's actions, whatever the episode count. A file damaged in a way the check cannot
+see (a container that counts more frames than it decodes) fails in the write pass: the
+import then takes back what it wrote, leaving the demo folder as it was (a new folder is
+not created, ``--append`` removes the episodes it added, ``--force`` writes the new demos
+beside the folder and swaps them in only once whole), and the error is one line.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -39,7 +62,8 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
-from robot_rl.data.demos import DemoWriter
+from robot_rl.data.demos import MANIFEST, DemoFormatError, DemoWriter, episode_files, holds_demos_error
+from robot_rl.data.durable import TMP_SUFFIX, durable_rename, fsync_dir, staging_dir, swap_dir
 from robot_rl.data.lerobot_actions import ActionRange, describe, fit_actions, mapping_for, record_mapping, summary
 from robot_rl.data.lerobot_export import manifest_spaces
 from robot_rl.data.lerobot_layout import (
@@ -58,7 +82,7 @@ from robot_rl.data.lerobot_layout import (
     read_info,
 )
 from robot_rl.data.transition import Step
-from robot_rl.data.video_frames import read_frames
+from robot_rl.data.video_frames import FrameSpans, VideoInfo, video_info
 from robot_rl.errors import one_line
 
 
@@ -97,7 +121,8 @@ def import_lerobot(dataset_dir: str | Path, demo_dir: str | Path, *, obs_space: 
                    action_space: gym.spaces.Box | None = None, fps: int | None = None, task: str = "",
                    env_config: dict[str, Any] | None = None, resize: bool = False, force: bool = False,
                    append: bool = False, action_range: ActionRange | None = None) -> LeRobotImportReport:
-    """Read the v3 dataset ``dataset_dir`` whole, then write it into ``demo_dir`` (see the module docstring).
+    """Check the v3 dataset ``dataset_dir`` whole, then write it into ``demo_dir`` one episode at a time
+    (see the module docstring).
 
     Without ``obs_space``/``action_space`` the dataset must carry robot_rl's manifest
     (an export of robot_rl's). ``fps``: the task's control rate, checked against the dataset's.
@@ -114,25 +139,87 @@ def import_lerobot(dataset_dir: str | Path, demo_dir: str | Path, *, obs_space: 
     keys = _check_features(root, info, target, resize)
     mapping = mapping_for(action_range, root, target.action_space)
     reader = _Reader(pa, pq, root, info, target, keys, resize)
-    read = [reader.episode(row) for row in reader.episode_rows()]
-    if not read:
-        raise LeRobotFormatError(f"{root}: holds no episodes")
-    actions = fit_actions([(path, np.stack([s.action for s in steps])) for path, steps in read],
-                          target.action_space, mapping)
-    episodes = [steps for _, steps in read]
-    for steps, fitted in zip(episodes, actions):
-        for step, action in zip(steps, fitted):
-            step.action = action
-    writer = DemoWriter(demo_dir, target.obs_space, target.action_space, task=target.task, source=target.source,
-                        env_config=target.env, force=force, append=append)
-    if mapping is not None:
-        record_mapping(Path(demo_dir), {**describe(mapping, target.action_space), "dataset": root.name,
-                                        "episodes": [writer.next_index, writer.next_index + len(episodes) - 1]})
-    for steps in episodes:
-        writer.write_episode(steps)
-    return LeRobotImportReport(Path(demo_dir), len(episodes), sum(len(s) for s in episodes),
+    # pass 1: every episode checked, its actions kept; no frame kept, nothing written
+    plans = reader.check_all()
+    actions = fit_actions([(plan.data, plan.actions) for plan in plans], target.action_space, mapping)
+    # pass 2: one episode at a time, decoded, written, dropped; a failure takes back what this import wrote
+    destination = _Destination(Path(demo_dir), target, force, append)
+    try:
+        first = destination.writer.next_index
+        for plan, fitted in zip(plans, actions):
+            destination.write(reader.steps(plan, fitted))
+        if mapping is not None:
+            record_mapping(destination.directory, {**describe(mapping, target.action_space), "dataset": root.name,
+                                                   "episodes": [first, first + len(plans) - 1]})
+    except BaseException as err:
+        destination.rollback()
+        if isinstance(err, LeRobotFormatError):
+            raise LeRobotFormatError(f"{err}; nothing imported, {demo_dir} is as it was") from None
+        raise
+    finally:
+        reader.close()
+    destination.commit()
+    return LeRobotImportReport(Path(demo_dir), len(plans), sum(plan.length for plan in plans),
                                sorted(reader.filled), sorted(reader.resized),
                                summary(mapping) if mapping is not None else "")
+
+
+class _Destination:
+    """Where pass 2 writes, and how a failure takes back what this import wrote.
+
+    A folder that exists and holds no demos, or holds demos and ``append``: the episodes go into
+    it and a failure deletes the files this import added (the manifest of existing demos
+    changes only once every episode is written). A new folder, or ``force`` over demos: the
+    demos are written into the sibling ``<name>.tmp`` and put in place by renames
+    (:func:`robot_rl.data.durable.swap_dir`) only once whole, so a failure leaves no folder, or
+    the old demos as they were. A ``force`` import carries any other file the old folder held
+    into the new one.
+    """
+
+    def __init__(self, final: Path, target: _Target, force: bool, append: bool) -> None:
+        if final.exists() and not final.is_dir():
+            raise DemoFormatError(f"{final} is a file, not a demo folder")
+        existing = episode_files(final) if final.is_dir() else []
+        holds = bool(existing) or (final / MANIFEST).exists()
+        if holds and not (force or append):
+            raise holds_demos_error(final, len(existing))
+        # the folder itself, not a link to it or a name without a name ("."), is what gets swapped
+        self.final = Path(os.path.realpath(final))
+        self.in_place = final.is_dir() and (append or not holds)  # nothing of the folder's own to replace
+        self.created = not holds  # the manifest too is this import's
+        self.written: list[Path] = []
+        self.directory = final if self.in_place else staging_dir(self.final)
+        if not self.in_place:
+            shutil.rmtree(self.directory, ignore_errors=True)  # what an import a crash cut short left
+        try:
+            self.writer = DemoWriter(self.directory, target.obs_space, target.action_space, task=target.task,
+                                     source=target.source, env_config=target.env, append=self.in_place)
+        except BaseException:
+            if not self.in_place:
+                shutil.rmtree(self.directory, ignore_errors=True)
+            raise
+
+    def write(self, steps: list[Step]) -> None:
+        self.written.append(self.writer.write_episode(steps))
+
+    def rollback(self) -> None:
+        if not self.in_place:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            return
+        for path in [*self.written, *([self.directory / MANIFEST] if self.created else [])]:
+            path.unlink(missing_ok=True)
+        fsync_dir(self.directory)
+
+    def commit(self) -> None:
+        """Swap the staged folder in; other files of the folder it replaces come along."""
+        if self.in_place:
+            return
+        if self.final.is_dir():
+            demos = {p.name for p in episode_files(self.final)} | {MANIFEST}
+            for path in sorted(self.final.iterdir()):
+                if path.name not in demos and not path.name.endswith((TMP_SUFFIX, TMP_SUFFIX + ".npz")):
+                    durable_rename(path, self.directory / path.name)
+        swap_dir(self.directory, self.final)
 
 
 def _target(root: Path, info: dict[str, Any], obs_space: gym.spaces.Dict | None,
@@ -204,7 +291,8 @@ class _Reader:
         self.filled = {name for name, _ in STEP_FEATURES.values() if name not in self.features}
         self.resized: set[str] = set()
         self._data: tuple[Path, dict[str, np.ndarray]] | None = None
-        self._videos: dict[str, tuple[Path, list[np.ndarray]]] = {}
+        self._infos: dict[Path, VideoInfo] = {}  # pass 1: each video file's frame count and size
+        self._spans: dict[str, FrameSpans] = {}  # pass 2: per camera, the video file open for reading
 
     # --- metadata ---
 
@@ -246,6 +334,14 @@ class _Reader:
         except (OSError, ValueError, self.pa.ArrowException) as err:
             raise LeRobotFormatError(f"{path}: cannot read the parquet file ({one_line(err)})") from None
 
+    def _read_schema(self, path: Path) -> Any:
+        if not path.is_file():
+            raise LeRobotFormatError(f"{path}: file missing")
+        try:
+            return self.pq.read_schema(path)
+        except (OSError, ValueError, self.pa.ArrowException) as err:
+            raise LeRobotFormatError(f"{path}: cannot read the parquet file ({one_line(err)})") from None
+
     # --- data ---
 
     def _data_file(self, path: Path) -> dict[str, np.ndarray]:
@@ -255,10 +351,12 @@ class _Reader:
         wanted = {**vector, "action": self.features["action"],
                   **{n: {"shape": [1]} for n, _ in STEP_FEATURES.values() if n in self.features},
                   "episode_index": INDEX_FEATURES["episode_index"], "frame_index": INDEX_FEATURES["frame_index"]}
-        table = self._read_table(path)
-        missing = [n for n in wanted if n not in table.column_names]
+        self._data = None  # the previous file's columns go before this one's are read
+        names = self._read_schema(path).names
+        missing = [n for n in wanted if n not in names]
         if missing:
             raise LeRobotFormatError(f"{path}: no column '{missing[0]}'")
+        table = self._read_table(path, list(wanted))  # only these columns: never an image column
         index = {n: self._column(path, table.column(n), n, (1,)) for n in ("episode_index", "frame_index")}
 
         def where(row: int) -> str:
@@ -293,95 +391,175 @@ class _Reader:
                                      + (f" ({', '.join(place)})" if place else ""))
         return out
 
-    # --- videos ---
+    # --- pass 1: check ---
 
-    def _video(self, name: str, path: Path) -> list[np.ndarray]:
-        cached = self._videos.get(name)
-        if cached is not None and cached[0] == path:
-            return cached[1]
-        try:
-            frames = read_frames(path)
-        except LeRobotFormatError:
-            raise
-        except Exception as err:  # VideoError and whatever a decoder raises, in one line naming the file
-            raise LeRobotFormatError(str(err) if str(err).startswith(str(path)) else
-                                     f"{path}: {one_line(err)}") from None
-        self._videos[name] = (path, frames)
-        return frames
+    def check_all(self) -> list[_Plan]:
+        """Every episode checked (rows, flags, numbers, video frame counts, no two episodes sharing
+        a frame), in episode order; the plans hold each episode's actions and where its frames are."""
+        plans = [self.check(row) for row in self.episode_rows()]
+        if not plans:
+            raise LeRobotFormatError(f"{self.root}: holds no episodes")
+        spans: dict[tuple[str, Path], list[tuple[int, int]]] = {}
+        for plan in plans:
+            for camera in plan.cameras:
+                spans.setdefault((camera.name, camera.path), []).append((camera.first, plan.episode))
+        length = {plan.episode: plan.length for plan in plans}
+        for (name, path), starts in spans.items():
+            starts.sort()  # by first frame: two spans that overlap leave a pair of neighbours that do
+            for (a_first, a), (b_first, b) in zip(starts, starts[1:]):
+                a_last = a_first + length[a] - 1
+                if b_first <= a_last:
+                    raise LeRobotFormatError(f"{path}: episodes {a} and {b} of '{name}' share frames "
+                                             f"{b_first}..{min(a_last, b_first + length[b] - 1)}")
+        return plans
 
-    def _camera(self, row: dict[str, Any], key: str, name: str, length: int) -> list[np.ndarray]:
+    def check(self, row: dict[str, Any]) -> _Plan:
+        e, length = row["episode_index"], row["length"]
+        path = self._data_path(row)
+        data = self._data_file(path)
+        rows = self._rows(data, path, e, length)
+        self._endings(data, rows, path, e, length)
+        cameras = []
+        for key, name in self.keys.items():
+            if name.startswith(IMAGE_PREFIX):
+                cameras.append(self._check_camera(row, key, name, length))
+        return _Plan(e, length, path, data["action"][rows], cameras)
+
+    def _check_camera(self, row: dict[str, Any], key: str, name: str, length: int) -> _Camera:
         pattern = str(self.info.get("video_path") or VIDEO_PATH)
         path = self.root / pattern.format(video_key=name, chunk_index=row[f"videos/{name}/chunk_index"],
                                           file_index=row[f"videos/{name}/file_index"])
-        frames = self._video(name, path)
+        found = self._infos.get(path)
+        if found is None:
+            try:
+                found = self._infos[path] = video_info(path)
+            except Exception as err:  # VideoError and whatever a decoder raises, in one line naming the file
+                raise _video_error(path, err) from None
         first = int(round(row[f"videos/{name}/from_timestamp"] * self.fps))
-        if first + length > len(frames):
-            raise LeRobotFormatError(f"{path}: holds {len(frames)} frames, episode {row['episode_index']} of "
+        if first + length > found.frames:
+            raise LeRobotFormatError(f"{path}: holds {found.frames} frames, episode {row['episode_index']} of "
                                      f"'{name}' needs frames {first}..{first + length - 1} (a video cut short?)")
-        want = self.target.obs_space.spaces[key].shape
-        out = []
-        for frame in frames[first:first + length]:
-            if frame.shape != want:
-                declared = tuple(self.features[name]["shape"])
-                if frame.shape != declared:
-                    raise LeRobotFormatError(f"{path}: frames are {frame.shape}, info.json says '{name}' is "
-                                             f"{declared}")
-                import cv2
+        declared = tuple(self.features[name]["shape"])
+        if (found.height, found.width, 3) != declared:
+            raise LeRobotFormatError(f"{path}: frames are {(found.height, found.width, 3)}, info.json says "
+                                     f"'{name}' is {declared}")
+        return _Camera(key, name, path, first)
 
-                frame = cv2.resize(frame, (want[1], want[0]), interpolation=cv2.INTER_AREA)
-                self.resized.add(name)
-            out.append(frame)
-        return out
-
-    # --- episodes ---
-
-    def episode(self, row: dict[str, Any]) -> tuple[Path, list[Step]]:
-        """One episode's steps, and the data file they came from; the actions as the dataset holds them
-        (``fit_actions`` puts them into the task's space once every episode is read)."""
-        e, length = row["episode_index"], row["length"]
+    def _data_path(self, row: dict[str, Any]) -> Path:
         pattern = str(self.info.get("data_path") or DATA_PATH)
-        path = self.root / pattern.format(chunk_index=row["data/chunk_index"], file_index=row["data/file_index"])
-        data = self._data_file(path)
+        return self.root / pattern.format(chunk_index=row["data/chunk_index"], file_index=row["data/file_index"])
+
+    @staticmethod
+    def _rows(data: dict[str, np.ndarray], path: Path, e: int, length: int) -> np.ndarray:
+        """The data file's rows of episode ``e``, in frame order: exactly frames 0..length-1."""
         rows = np.flatnonzero(data["episode_index"] == e)
         rows = rows[np.argsort(data["frame_index"][rows], kind="stable")]
         if length < 1 or rows.size != length or not np.array_equal(data["frame_index"][rows], np.arange(rows.size)):
             raise LeRobotFormatError(f"{path}: episode {e} has frames {_span(data['frame_index'][rows])}, its "
                                      f"metadata says {length} (frames 0..{length - 1})")
-        obs: dict[str, Any] = {}
-        for key, name in self.keys.items():
-            space = self.target.obs_space.spaces[key]
-            if name.startswith(IMAGE_PREFIX):
-                obs[key] = self._camera(row, key, name, length)
-            else:
-                obs[key] = [np.asarray(v, dtype=space.dtype) for v in data[name][rows]]
-        actions = data["action"][rows]
+        return rows
 
-        def step_field(field_name: str, dtype: Any) -> np.ndarray:
-            name = STEP_FEATURES[field_name][0]
-            return data[name][rows].reshape(length).astype(dtype) if name in data else np.zeros(length, dtype)
+    def _field(self, data: dict[str, np.ndarray], rows: np.ndarray, field_name: str, dtype: Any) -> np.ndarray:
+        name = STEP_FEATURES[field_name][0]
+        return data[name][rows].reshape(rows.size).astype(dtype) if name in data else np.zeros(rows.size, dtype)
 
-        done, truncated = step_field("done", bool), step_field("truncated", bool)
+    def _endings(self, data: dict[str, np.ndarray], rows: np.ndarray, path: Path, e: int,
+                 length: int) -> tuple[bool, bool]:
+        """(terminated, truncated) of the episode's last step, by the rule in the module docstring."""
+        done, truncated = self._field(data, rows, "done", bool), self._field(data, rows, "truncated", bool)
         if (done[:-1] | truncated[:-1]).any():
             t = int(np.flatnonzero(done[:-1] | truncated[:-1])[0])
             raise LeRobotFormatError(f"{path}: episode {e} is done at frame {t}, before its last frame {length - 1}")
         if "next.truncated" in data:
-            last_truncated = bool(truncated[-1])
-            last_terminated = bool(done[-1]) and not last_truncated
-        else:
-            last_terminated = bool(done[-1])
-            last_truncated = not last_terminated
-        reward, penalty = step_field("reward", np.float32), step_field("grasp_penalty", np.float32)
-        success, intervened = step_field("success", bool), step_field("intervened", bool)
+            return bool(done[-1]) and not bool(truncated[-1]), bool(truncated[-1])
+        return bool(done[-1]), not bool(done[-1])
+
+    # --- pass 2: one episode's steps ---
+
+    def steps(self, plan: _Plan, actions: np.ndarray) -> list[Step]:
+        """One checked episode's steps with ``actions`` (fitted into the task's space): its rows
+        read again from its data file, its frames decoded now, only its own span of each video."""
+        e, length, path = plan.episode, plan.length, plan.data
+        data = self._data_file(path)
+        rows = self._rows(data, path, e, length)
+        last_terminated, last_truncated = self._endings(data, rows, path, e, length)
+        obs: dict[str, Any] = {}
+        for key, name in self.keys.items():
+            if not name.startswith(IMAGE_PREFIX):
+                obs[key] = [np.asarray(v, dtype=self.target.obs_space.spaces[key].dtype) for v in data[name][rows]]
+        for camera in plan.cameras:
+            obs[camera.key] = self._frames(camera, e, length)
+        reward, penalty = self._field(data, rows, "reward", np.float32), self._field(data, rows, "grasp_penalty",
+                                                                                      np.float32)
+        success, intervened = self._field(data, rows, "success", bool), self._field(data, rows, "intervened", bool)
         steps = []
         for t in range(length):
             last = t == length - 1
-            nxt = t if last else t + 1  # the final next observation: a copy of the last one
+            # the final next observation: a copy of the last one
+            next_obs = {k: v[t].copy() for k, v in obs.items()} if last else {k: v[t + 1] for k, v in obs.items()}
             steps.append(Step(episode_id=e, step=t, obs={k: v[t] for k, v in obs.items()}, action=actions[t],
                               reward=float(reward[t]), terminated=last and last_terminated,
-                              truncated=last and last_truncated, next_obs={k: v[nxt].copy() for k, v in obs.items()},
+                              truncated=last and last_truncated, next_obs=next_obs,
                               intervened=bool(intervened[t]), success=bool(success[t]),
                               grasp_penalty=float(penalty[t])))
-        return path, steps
+        return steps
+
+    def _frames(self, camera: _Camera, e: int, length: int) -> list[np.ndarray]:
+        spans = self._spans.get(camera.name)
+        if spans is None or spans.path != camera.path:
+            if spans is not None:
+                spans.close()
+            spans = self._spans[camera.name] = FrameSpans(camera.path)
+        try:
+            frames = spans.read(camera.first, length)
+        except Exception as err:  # VideoError and whatever a decoder raises, in one line naming the file
+            raise _video_error(camera.path, err) from None
+        want = self.target.obs_space.spaces[camera.key].shape
+        declared = tuple(self.features[camera.name]["shape"])
+        out = []
+        for frame in frames:
+            if frame.shape != want:
+                if frame.shape != declared:
+                    raise LeRobotFormatError(f"{camera.path}: frames are {frame.shape}, info.json says "
+                                             f"'{camera.name}' is {declared}")
+                import cv2
+
+                frame = cv2.resize(frame, (want[1], want[0]), interpolation=cv2.INTER_AREA)
+                self.resized.add(camera.name)
+            out.append(frame)
+        return out
+
+    def close(self) -> None:
+        for spans in self._spans.values():
+            spans.close()
+        self._spans.clear()
+
+
+@dataclass
+class _Camera:
+    """Where one camera's frames of an episode are: a video file, from its frame ``first``."""
+
+    key: str
+    name: str
+    path: Path
+    first: int
+
+
+@dataclass
+class _Plan:
+    """One checked episode: what pass 2 needs to write it, and its actions as the dataset holds them."""
+
+    episode: int
+    length: int
+    data: Path
+    actions: np.ndarray
+    cameras: list[_Camera]
+
+
+def _video_error(path: Path, err: Exception) -> LeRobotFormatError:
+    if isinstance(err, LeRobotFormatError):
+        return err
+    return LeRobotFormatError(str(err) if str(err).startswith(str(path)) else f"{path}: {one_line(err)}")
 
 
 def _span(frames: np.ndarray) -> str:

@@ -11,6 +11,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from cli_errors import fails
+from lerobot_venv import lerobot_python, reference
 
 from robot_rl.cli import main
 from robot_rl.data.demos import DemoWriter, load_demos
@@ -233,8 +234,6 @@ def test_action_range_is_for_lerobot_imports_only(units, tmp_path, capsys):
 def test_a_dataset_lerobots_writer_made_in_metres_rescales_from_its_stats(tmp_path):
     """LeRobot's own writer (its virtualenv), actions in metres and a 0..2 gripper: its meta/stats.json
     gives the range, the import maps it onto [-1, 1] and records it; an explicit range does the same."""
-    from lerobot_venv import lerobot_python, reference
-
     from robot_rl.data.lerobot_actions import ActionRange, parse_action_range
     from robot_rl.data.lerobot_import import import_lerobot
     from robot_rl.data.lerobot_layout import LeRobotFormatError

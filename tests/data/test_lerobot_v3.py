@@ -9,14 +9,13 @@ set ``ROBOT_RL_LEROBOT_PYTHON`` to that virtualenv's python (with ``lerobot-data
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import cv2
 import gymnasium as gym
 import numpy as np
 import pytest
+from lerobot_venv import lerobot_python, reference
 
 from robot_rl.cli import main
 from robot_rl.data.demos import DemoWriter, episode_files, load_demos
@@ -30,7 +29,6 @@ pytest.importorskip("pyarrow", reason="the lerobot extra (pyarrow) is not instal
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-SUPPORT = Path(__file__).resolve().parents[1] / "support"
 OBS = gym.spaces.Dict({
     "front": gym.spaces.Box(0, 255, (12, 16, 3), np.uint8),
     "wrist": gym.spaces.Box(0, 255, (8, 8, 3), np.uint8),
@@ -341,23 +339,8 @@ def test_a_foreign_dataset_needs_the_task(dataset, tmp_path, capsys):
 # --- LeRobot's own reader and writer, in LeRobot's own virtualenv ---
 
 
-def _lerobot_python() -> str:
-    python = os.environ.get("ROBOT_RL_LEROBOT_PYTHON", "")
-    if not python or not Path(python).is_file():
-        pytest.skip("LeRobot's reference code is not installed beside robot_rl: set ROBOT_RL_LEROBOT_PYTHON to a "
-                    "virtualenv python with lerobot-dataset")
-    return python
-
-
-def _reference(python: str, *argv: str) -> dict:
-    out = subprocess.run([python, str(SUPPORT / "lerobot_reference.py"), *argv], capture_output=True, text=True,
-                         timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def test_lerobots_own_reader_reads_the_export(tmp_path):
-    python = _lerobot_python()
+    python = lerobot_python()
     original = make_demos(tmp_path / "demos")
     export_lerobot(tmp_path / "demos", tmp_path / "ds")
     steps = [s for ep in original for s in ep]
@@ -368,14 +351,14 @@ def test_lerobots_own_reader_reads_the_export(tmp_path):
         "episode_index": np.array([s.episode_id for s in steps]), "frame_index": np.array([s.step for s in steps]),
         "observation.images.front": np.stack([s.obs["front"] for s in steps]),
         "observation.images.wrist": np.stack([s.obs["wrist"] for s in steps])})
-    result = _reference(python, "read", str(tmp_path / "ds"), str(tmp_path / "expected.npz"))
+    result = reference(python, "read", str(tmp_path / "ds"), str(tmp_path / "expected.npz"))
     assert (result["frames"], result["episodes"], result["fps"], result["mismatch"]) == (12, 3, 10, []), result
 
 
 @pytest.mark.parametrize("vcodec", ["h264", "libsvtav1"])
 def test_a_dataset_lerobots_writer_made_imports(tmp_path, vcodec):
     """h264 decodes with OpenCV too; AV1 (LeRobot's default) needs PyAV, else a one-line error naming the file."""
-    python = _lerobot_python()
+    python = lerobot_python()
     rng = np.random.default_rng(3)
     lengths = (4, 6)
     n = sum(lengths)
@@ -390,7 +373,7 @@ def test_a_dataset_lerobots_writer_made_imports(tmp_path, vcodec):
               "done": np.array([0, 0, 0, 1, 0, 0, 0, 0, 0, 1], bool),
               "episode": np.repeat(np.arange(2), lengths), "fps": np.array(10)}
     np.savez(tmp_path / "arrays.npz", **arrays)
-    _reference(python, "write", str(tmp_path / "ds"), str(tmp_path / "arrays.npz"), vcodec)
+    reference(python, "write", str(tmp_path / "ds"), str(tmp_path / "arrays.npz"), vcodec)
     obs = gym.spaces.Dict({"front": gym.spaces.Box(0, 255, (32, 48, 3), np.uint8), "state": OBS["state"]})
     if vcodec == "libsvtav1" and not have_pyav():
         with pytest.raises(LeRobotFormatError) as err:
@@ -443,7 +426,7 @@ def test_a_foreign_dataset_imports_for_a_config_and_trains(tmp_path, capsys):
 
 def test_a_dataset_lerobots_writer_made_trains(tmp_path, capsys):
     """PickCube demos written by LeRobot's own writer (state only), imported for the task, used by train."""
-    python = _lerobot_python()
+    python = lerobot_python()
     pytest.importorskip("mujoco")
     assert main(["record-demos", "--config", "pick_cube", "--episodes", "2", "--out", str(tmp_path / "demos")]) == 0
     steps = [s for ep in load_demos(tmp_path / "demos", *_pick_cube_spaces()) for s in ep]
@@ -451,7 +434,7 @@ def test_a_dataset_lerobots_writer_made_trains(tmp_path, capsys):
              action=np.stack([s.action for s in steps]), reward=np.array([s.reward for s in steps], np.float32),
              done=np.array([s.terminated or s.truncated for s in steps]),
              episode=np.array([s.episode_id for s in steps]), fps=np.array(10))
-    _reference(python, "write", str(tmp_path / "ds"), str(tmp_path / "arrays.npz"), "h264")
+    reference(python, "write", str(tmp_path / "ds"), str(tmp_path / "arrays.npz"), "h264")
     capsys.readouterr()
     assert main(["demos", "import", "--format", "lerobot", str(tmp_path / "ds"), str(tmp_path / "back"),
                  "--config", "pick_cube"]) == 0
