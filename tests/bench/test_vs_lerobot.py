@@ -128,7 +128,8 @@ def test_both_sides_get_the_same_settings(vs):
             "dataset": "d", "demo_dir": "demos", "run_dir": "run", "port": 5555}
     cfg = vs.lerobot_config(spec)
     sets = vs.robot_rl_overrides(spec)
-    assert cfg["env"]["task"] == "BenchPickCubeRandom-v0" and "env.gym_id=gym_hil/BenchPickCubeRandom-v0" in sets
+    assert cfg["env"]["task"] == "BenchPickCubeRandomPixels-v0"
+    assert "env.gym_id=gym_hil/BenchPickCubeRandomPixels-v0" in sets
     pol = cfg["policy"]
     assert (pol["utd_ratio"], pol["discount"], pol["online_steps"], pol["online_step_before_learning"]) == \
         (2, 0.97, 2000, 100)
@@ -196,4 +197,5 @@ def test_lerobot_env_steps_come_from_its_actor_log(vs):
     t0 = steps[0][0]
     assert vs.env_step_at(steps, t0 - 1) == 0 and vs.env_step_at(steps, t0) == 7
     assert vs.env_step_at(steps, t0 + 12.5) == 99 and vs.env_step_at(steps, t0 + 1e6) == 100
+    assert vs.env_step_at(steps, t0 + 6) == 53  # half-way from step 7 (t0) to step 99 (t0 + 12)
     assert vs.actor_steps("") == []
