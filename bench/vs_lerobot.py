@@ -112,6 +112,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--utd", type=int, default=2, help="updates per env step (robot_rl); LeRobot's utd_ratio")
     p.add_argument("--discount", type=float, default=0.97)
     p.add_argument("--learning-starts", type=int, default=100)
+    p.add_argument("--init-temperature", type=float, default=None,
+                   help="SAC's initial temperature on both sides (default: each side's own: robot_rl 0.01, "
+                        "LeRobot 1.0)")
     p.add_argument("--learners", nargs="+", default=list(LEARNERS), help=f"of {', '.join(LEARNERS)}")
     p.add_argument("--out", default="runs/bench_vs_lerobot")
     p.add_argument("--child", help=argparse.SUPPRESS)
@@ -141,6 +144,8 @@ def check_args(args: argparse.Namespace) -> None:
         raise BenchError(f"--eval-every: {args.eval_every} is more than --env-steps {args.env_steps}: no evaluation")
     if not (0.0 < args.discount < 1.0):  # NaN fails this too
         raise BenchError(f"--discount: {args.discount} is not in (0, 1)")
+    if args.init_temperature is not None and not (0.0 < args.init_temperature <= 100.0):
+        raise BenchError(f"--init-temperature: {args.init_temperature} is not in (0, 100]")
     # LeRobot's python is always needed: its writer records the shared demos
     for flag, python, needed in (("--lerobot-python", args.lerobot_python, True),
                                  ("--robot-rl-python", args.robot_rl_python, "robot_rl" in args.learners)):
@@ -428,6 +433,8 @@ def robot_rl_overrides(spec: dict[str, Any]) -> list[str]:
             f"train.learning_starts={spec['learning_starts']}", f"agent.discount={spec['discount']}",
             "agent.hidden_dims=[256, 256]", "agent.num_critics=2", "agent.gripper_critic=true",
             f"train.run_dir={spec['run_dir']}"]
+    if spec.get("init_temperature") is not None:
+        sets.append(f"agent.init_temperature={spec['init_temperature']}")
     return [x for s in sets for x in ("--set", s)]
 
 
@@ -510,6 +517,8 @@ def lerobot_config(spec: dict[str, Any]) -> dict[str, Any]:
                    "use_torch_compile": False, "online_steps": spec["env_steps"],
                    "online_step_before_learning": spec["learning_starts"], "utd_ratio": spec["utd"],
                    "discount": spec["discount"], "num_critics": 2, "num_discrete_actions": 3,
+                   **({"temperature_init": spec["init_temperature"]} if spec.get("init_temperature") is not None
+                      else {}),
                    "online_buffer_capacity": max(spec["env_steps"], 1000),
                    "offline_buffer_capacity": max(spec["demos"] * EPISODE_STEPS, 1000),
                    "input_features": feats, "output_features": action, "dataset_stats": stats,
@@ -764,7 +773,8 @@ def main(argv: list[str] | None = None) -> int:
     config = Path(__file__).resolve().parents[1] / "configs" / "pick_cube.yaml"
     common = {"env_steps": args.env_steps, "eval_every": args.eval_every, "eval_episodes": args.eval_episodes,
               "eval_seed": args.eval_seed, "demos": args.demos, "batch_size": args.batch_size, "utd": args.utd,
-              "discount": args.discount, "learning_starts": args.learning_starts}
+              "discount": args.discount, "learning_starts": args.learning_starts,
+              "init_temperature": args.init_temperature}
     runs: list[dict[str, Any]] = []
     demos: dict[str, Any] = {}
     for obs in args.obs:

@@ -53,6 +53,8 @@ def test_defaults_are_the_issue_protocol(vs, pythons):
     (["--batch-size", "1"], "--batch-size"), (["--env-steps", "100", "--eval-every", "200"], "--eval-every"),
     (["--discount", "nan"], "--discount"), (["--discount", "inf"], "--discount"), (["--discount", "1"], "--discount"),
     (["--discount", "-0.5"], "--discount"), (["--learning-starts", "-3"], "--learning-starts"),
+    (["--init-temperature", "0"], "--init-temperature"), (["--init-temperature", "nan"], "--init-temperature"),
+    (["--init-temperature", "inf"], "--init-temperature"), (["--init-temperature", "-1"], "--init-temperature"),
 ])
 def test_a_bad_flag_is_one_line_naming_it_and_exit_2(vs, pythons, capsys, bad, word):
     assert vs.main([*pythons, *bad]) == 2
@@ -140,6 +142,17 @@ def test_both_sides_get_the_same_settings(vs):
                                              "observation.state"]
     assert vs.gym_obs("pixels") == {"state": ["agent_pos"], "front": ["pixels/front"], "wrist": ["pixels/wrist"]}
     assert vs.gym_obs("state") == {"state": ["agent_pos"]}
+
+
+def test_the_initial_temperature_is_each_side_s_own_unless_given_for_both(vs):
+    spec = {"obs": "state", "block": "fixed", "seed": 0, "env_steps": 2000, "eval_every": 500, "eval_episodes": 20,
+            "eval_seed": 10_000, "demos": 10, "batch_size": 256, "utd": 2, "discount": 0.97, "learning_starts": 100,
+            "dataset": "d", "demo_dir": "demos", "run_dir": "run", "port": 5555}
+    assert "temperature_init" not in vs.lerobot_config(spec)["policy"]
+    assert not any("temperature" in s for s in vs.robot_rl_overrides(spec))
+    spec["init_temperature"] = 0.05
+    assert vs.lerobot_config(spec)["policy"]["temperature_init"] == 0.05
+    assert "agent.init_temperature=0.05" in vs.robot_rl_overrides(spec)
 
 
 def test_a_tiny_side_by_side_run(tmp_path):
