@@ -19,6 +19,7 @@ import cv2
 import gymnasium as gym
 import numpy as np
 import pytest
+from demo_bags import assert_same_episodes
 
 import robot_rl.data.video_frames as video_frames
 from robot_rl.cli import main
@@ -117,23 +118,6 @@ def edit_episodes(root: Path, change) -> None:
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), root / EPISODES)
 
 
-def arrays(directory: Path) -> list[dict[str, np.ndarray]]:
-    out = []
-    for path in episode_files(directory):
-        with np.load(path) as data:
-            out.append({k: data[k] for k in data.files})
-    return out
-
-
-def assert_same_files(a: Path, b: Path) -> None:
-    left, right = arrays(a), arrays(b)
-    assert len(left) == len(right) > 0
-    for x, y in zip(left, right):
-        assert sorted(x) == sorted(y)
-        for k in x:
-            assert x[k].dtype == y[k].dtype and np.array_equal(x[k], y[k]), k
-
-
 def whole_read(root: Path) -> list[dict[str, np.ndarray]]:
     """What reading the packed dataset whole gives, the way the import did before it streamed: every
     frame of each video decoded at once, each episode's span cut out by its from_timestamp."""
@@ -173,7 +157,7 @@ def test_many_episodes_in_one_file_import_as_read_whole(tmp_path):
     make_demos(tmp_path / "again", lengths, 0)
     export_lerobot(tmp_path / "again", tmp_path / "per_file")
     import_lerobot(tmp_path / "per_file", tmp_path / "back_per_file")
-    assert_same_files(tmp_path / "back", tmp_path / "back_per_file")
+    assert_same_episodes(tmp_path / "back", tmp_path / "back_per_file")
 
 
 def test_opencv_streams_the_same_as_pyav(tmp_path, monkeypatch):
@@ -184,7 +168,7 @@ def test_opencv_streams_the_same_as_pyav(tmp_path, monkeypatch):
     import_lerobot(packed, tmp_path / "pyav")
     monkeypatch.setattr(video_frames, "have_pyav", lambda: False)
     import_lerobot(packed, tmp_path / "opencv")
-    assert_same_files(tmp_path / "pyav", tmp_path / "opencv")
+    assert_same_episodes(tmp_path / "pyav", tmp_path / "opencv")
 
 
 def test_resize_and_action_range_stream_the_same(tmp_path):
@@ -206,7 +190,7 @@ def test_resize_and_action_range_stream_the_same(tmp_path):
     make_demos(tmp_path / "again", lengths, 1, action_space=UNITS, scale=2.0)
     export_lerobot(tmp_path / "again", tmp_path / "per_file")
     import_lerobot(tmp_path / "per_file", tmp_path / "back_per_file", **kwargs)
-    assert_same_files(tmp_path / "back", tmp_path / "back_per_file")
+    assert_same_episodes(tmp_path / "back", tmp_path / "back_per_file")
 
 
 # --- memory: one episode's frames, not the dataset's ---
@@ -359,7 +343,7 @@ def test_force_replaces_the_demos_whole_and_keeps_other_files(packed, tmp_path, 
     assert (tmp_path / "kept/notes.txt").read_text() == "mine"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demos0", "ds0", "kept"]
     import_lerobot(packed, tmp_path / "fresh")
-    assert_same_files(tmp_path / "kept", tmp_path / "fresh")
+    assert_same_episodes(tmp_path / "kept", tmp_path / "fresh")
     assert main(_import(packed, tmp_path / "kept", "--append")) == 0
     assert len(episode_files(tmp_path / "kept")) == 8
 
@@ -413,7 +397,7 @@ def test_episodes_out_of_order_import_by_their_index(tmp_path):
     edit_episodes(tmp_path / "ds", lambda rows: rows.reverse())
     assert [r["episode_index"] for r in pq.read_table(tmp_path / "ds" / EPISODES).to_pylist()] == [3, 2, 1, 0]
     import_lerobot(tmp_path / "ds", tmp_path / "back")
-    assert_same_files(tmp_path / "back", tmp_path / "expected")
+    assert_same_episodes(tmp_path / "back", tmp_path / "expected")
 
 
 # --- the range reader, with PyAV and with OpenCV ---

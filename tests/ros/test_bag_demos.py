@@ -9,7 +9,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-from demo_bags import ACTION, arrays_of, make_demos
+from demo_bags import ACTION, arrays_of, assert_same_episodes, make_demos
 
 from robot_rl.data.demos import DemoWriter
 from robot_rl.data.transition import Step
@@ -33,13 +33,7 @@ from rosbags.highlevel import AnyReader  # noqa: E402
 STORE = rosbags_typesys.get_typestore(rosbags_typesys.Stores.ROS2_JAZZY)
 
 def assert_same_demos(a: Path, b: Path) -> None:
-    left, right = arrays_of(a), arrays_of(b)
-    assert len(left) == len(right) > 0
-    for x, y in zip(left, right):
-        assert sorted(x) == sorted(y)
-        for key in x:
-            assert x[key].dtype == y[key].dtype and x[key].shape == y[key].shape, key
-            assert x[key].tobytes() == y[key].tobytes(), key
+    assert_same_episodes(a, b)
     ma, mb = (json.loads((d / "manifest.json").read_text()) for d in (a, b))
     assert {k: v for k, v in ma.items() if k != "created"} == {k: v for k, v in mb.items() if k != "created"}
 

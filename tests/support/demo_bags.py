@@ -50,3 +50,14 @@ def arrays_of(directory: Path) -> list[dict[str, np.ndarray]]:
         with np.load(path) as data:
             out.append({k: data[k] for k in data.files})
     return out
+
+
+def assert_same_episodes(a: Path, b: Path) -> None:
+    """Two demo folders hold the same episodes, key by key, byte for byte (dtype and shape too)."""
+    left, right = arrays_of(a), arrays_of(b)
+    assert len(left) == len(right) > 0
+    for x, y in zip(left, right):
+        assert sorted(x) == sorted(y)
+        for key in x:
+            assert x[key].dtype == y[key].dtype and x[key].shape == y[key].shape, key
+            assert x[key].tobytes() == y[key].tobytes(), key
