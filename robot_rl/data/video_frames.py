@@ -130,12 +130,8 @@ def read_frames(path: str | Path) -> list[np.ndarray]:
 
 
 def _read_pyav(path: Path) -> list[np.ndarray]:
-    import av
-
     try:
-        with av.open(str(path)) as container:
-            if not container.streams.video:
-                raise VideoError(f"{path}: holds no video stream")
+        with _open_pyav(path) as container:
             return [frame.to_ndarray(format="rgb24") for frame in container.decode(video=0)]
     except VideoError:
         raise
@@ -182,12 +178,8 @@ def video_info(path: str | Path) -> VideoInfo:
     if not path.is_file():
         raise VideoError(f"{path}: video file missing")
     if have_pyav():
-        import av
-
         try:
-            with av.open(str(path)) as container:
-                if not container.streams.video:
-                    raise VideoError(f"{path}: holds no video stream")
+            with _open_pyav(path) as container:
                 stream = container.streams.video[0]
                 count = int(stream.frames or 0)
                 if count <= 0:
@@ -265,11 +257,7 @@ class FrameSpans:
         if not self.path.is_file():
             raise VideoError(f"{self.path}: video file missing")
         if self._pyav:
-            import av
-
-            self._handle = av.open(str(self.path))
-            if not self._handle.streams.video:
-                raise VideoError(f"{self.path}: holds no video stream")
+            self._handle = _open_pyav(self.path)
             self._frames = iter(self._handle.decode(video=0))
         else:
             self._handle = _open_opencv(self.path)
@@ -302,6 +290,17 @@ def read_frame_range(path: str | Path, first: int, count: int) -> list[np.ndarra
     """Frames ``first .. first+count-1`` of the video ``path`` (a :class:`FrameSpans` opened for one span)."""
     with FrameSpans(path) as spans:
         return spans.read(first, count)
+
+
+def _open_pyav(path: Path) -> Any:
+    """A PyAV container of ``path`` that holds a video stream (else closed, and a VideoError)."""
+    import av
+
+    container = av.open(str(path))
+    if not container.streams.video:
+        container.close()
+        raise VideoError(f"{path}: holds no video stream")
+    return container
 
 
 def _open_opencv(path: Path) -> Any:
