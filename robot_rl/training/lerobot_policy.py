@@ -31,6 +31,7 @@ import subprocess
 import tempfile
 import time
 import weakref
+from collections import deque
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -49,6 +50,8 @@ PYTHON_ENV = "ROBOT_RL_LEROBOT_PYTHON"
 #: Seconds the child may take to import LeRobot and load the policy, and to answer one request.
 LOAD_TIMEOUT_S = 300.0
 ACT_TIMEOUT_S = 30.0
+#: acts the latency figures of :meth:`LeRobotPolicy.status` are taken over (the most recent)
+LATENCY_WINDOW = 20_000
 CHILD_SCRIPT = Path(lerobot_child.__file__).resolve()
 
 Obs = Mapping[str, np.ndarray]
@@ -215,8 +218,10 @@ class LeRobotPolicy(BasePolicy):
             self.child.stop()
             raise
         self.calls = self.failures = self.clipped = 0
-        self.latencies: list[float] = []  # each act's round trip, seconds
-        self.pipe_costs: list[float] = []  # the part of it not spent in the child's policy call
+        # each act's round trip in seconds, and the part of it not spent in the child's policy call, over
+        # the last LATENCY_WINDOW acts: status() runs at the node's status rate for as long as the cell does
+        self.latencies: deque[float] = deque(maxlen=LATENCY_WINDOW)
+        self.pipe_costs: deque[float] = deque(maxlen=LATENCY_WINDOW)
         self.last_failure: str | None = None
 
     def _map(self, info: Mapping[str, Any]) -> dict[str, str]:
@@ -287,8 +292,9 @@ class LeRobotPolicy(BasePolicy):
             self.last_failure = str(err)
 
     def status(self) -> dict[str, Any]:
-        """Calls, failures (held steps), clipped actions, and the round trip's latency in ms (``pipe_p50_ms``:
-        its median part outside the child's policy call, i.e. what the process boundary costs)."""
+        """Calls, failures (held steps), clipped actions, and the round trip's latency in ms over the last
+        :data:`LATENCY_WINDOW` acts (``pipe_p50_ms``: its median part outside the child's policy call,
+        i.e. what the process boundary costs)."""
         lat = np.asarray(self.latencies) * 1e3
         figures = {"p50_ms": float(np.median(lat)), "p95_ms": float(np.percentile(lat, 95)),
                    "max_ms": float(lat.max()), "mean_ms": float(lat.mean())} if len(lat) else {}
