@@ -10,8 +10,9 @@ names (a run directory or checkpoint of ``robot-rl train-bc``, ``robot-rl train`
   and the critic is trained on the executed action (:mod:`robot_rl.agents.residual`);
 * ``warm_start``: the SAC actor starts as the BC policy and only the critic learns for the
   first ``agent.warm_start.critic_steps`` updates (:mod:`robot_rl.agents.warm_start`); then
-  a behaviour-cloning term on the demo rows (``agent.warm_start.bc_weight``, fading over
-  ``bc_decay_updates``) holds the actor near the demos while the critic is still young.
+  a behaviour-cloning term (``agent.warm_start.bc_weight``, fading over ``bc_decay_updates``,
+  optionally Q-filtered by ``bc_filter``) holds the actor near the BC policy while the critic
+  is still young.
 
 The agent acts in ``[-1, 1]`` per action dimension, so the action space's half-range is 1:
 ``agent.residual.scale`` (a scalar, or one value per action dimension in the action's own
@@ -76,6 +77,10 @@ class WarmStartConfig:
     bc_decay_updates: int = param(0, min=0, max=10**8,
                                   doc="actor updates over which bc_weight falls linearly to 0; 0: it never falls "
                                       "(measured: the actor collapses once the term has faded)")
+    bc_filter: Literal["none", "q"] = param(
+        "none", doc="none: the BC term on every row it covers; q: only on rows where the critic values the BC "
+                    "target's action above the actor's own (Nair et al. 2018's Q-filter), so a poor BC policy "
+                    "stops holding the actor once the critic knows better")
 
 
 def check_base_rl(cfg: Any, file: str = "config") -> None:

@@ -49,18 +49,25 @@ def test_the_learner_marks_demo_rows_only_when_the_agent_reads_them(point_env_fn
     assert "demo" not in filled_learner(env, point_expert_cls(env), AgentConfig(hidden_dims=(32, 32))).sample()
 
 
-def drift_on_demo_rows(env, expert, bc_weight: float, target: str = "demos", updates: int = 150) -> float:
+def drift_on_demo_rows(env, expert, bc_weight: float, target: str = "demos", updates: int = 150,
+                       bc_filter: str = "none", demos_best: bool = False) -> float:
     """Mean squared distance between the actor's mode and the demo actions after ``updates`` actor
-    updates against a critic rigged to reward one far-off corner of the action space."""
+    updates against a critic rigged to reward one far-off corner of the action space (and, with
+    ``demos_best``, to value each row's own stored action above every other, a bump with no gradient)."""
     learner = filled_learner(env, expert, warm_cfg(0.4))  # a batch with its demo rows marked
     agent = learner.agent
     batch = batch_to_torch(learner.sample(), agent.device)
     agent.bc_weight = bc_weight
     agent.cfg.warm_start.bc_target = target  # type: ignore[assignment]
+    agent.cfg.warm_start.bc_filter = bc_filter  # type: ignore[assignment]
     corner = torch.ones(agent.policy.continuous_dim)
+    stored = batch["action"][:, :agent.policy.continuous_dim]
 
     def rigged(features: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        return -(action - corner).pow(2).sum(-1).unsqueeze(0).expand(2, -1) * 10.0
+        q = -(action - corner).pow(2).sum(-1) * 10.0
+        if demos_best:
+            q = q + 100.0 * (action == stored).all(-1).float()
+        return q.unsqueeze(0).expand(2, -1)
 
     agent.critic.forward = rigged  # type: ignore[method-assign]
     demo_rows = batch["demo"] > 0
@@ -96,6 +103,34 @@ def test_the_bc_term_holds_the_actor_at_the_demos_against_a_critic_that_pulls_aw
     assert free > 0.5, free  # the rigged critic drags an unheld actor well away
     assert held < free / 3, (held, free)
     assert anchored < free / 3, (anchored, free)  # the actor as it started acted like the demos
+
+
+def test_the_q_filter_lets_the_actor_go_where_the_critic_prefers_its_own_action(point_env_fn, point_expert_cls):
+    """Nair et al.'s Q-filter: the term pulls only on rows where the critic values the BC target above
+    the actor's own action. A critic that prefers the actor's new actions frees it; one that values the
+    demos' actions most keeps it held."""
+    env = point_env_fn()
+    free = drift_on_demo_rows(env, point_expert_cls(env), bc_weight=0.0)
+    held = drift_on_demo_rows(env, point_expert_cls(env), bc_weight=0.4)
+    freed = drift_on_demo_rows(env, point_expert_cls(env), bc_weight=0.4, bc_filter="q")
+    kept = drift_on_demo_rows(env, point_expert_cls(env), bc_weight=0.4, bc_filter="q", demos_best=True)
+    print(f"squared distance to the demo actions: free {free:.3f}, held {held:.3f}, Q-filtered with the "
+          f"critic preferring the actor's move {freed:.3f}, with the critic preferring the demos {kept:.3f}")
+    assert freed > free / 2 and freed > 3 * held, (freed, free, held)
+    assert kept < free / 3, (kept, free)
+
+
+def test_the_q_filter_reports_the_share_it_kept(point_env_fn, point_expert_cls):
+    env = point_env_fn()
+    cfg = warm_cfg(0.4, target="bc_policy")
+    cfg.warm_start.bc_filter = "q"
+    learner = filled_learner(env, point_expert_cls(env), cfg)
+    agent = learner.agent
+    for _ in range(5):
+        metrics = agent.update(batch_to_torch(learner.sample(), agent.device))
+    assert 0.0 <= float(metrics["bc_kept"]) <= 1.0 and np.isfinite(float(metrics["bc_loss"]))
+    assert "bc_kept" not in filled_learner(env, point_expert_cls(env), warm_cfg(0.4)).agent.update(
+        batch_to_torch(learner.sample(), agent.device))
 
 
 def test_the_bc_weight_fades_linearly_and_then_the_term_is_off(point_env_fn, point_expert_cls):
