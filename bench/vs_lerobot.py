@@ -23,12 +23,30 @@ What both sides share, per (observation, block) setting:
   From state both see ``agent_pos`` only (18 numbers: joints, velocities, gripper, TCP
   position): LeRobot's gym-hil path has no ``environment_state`` with images on, so the block's
   position is not observed, which makes the random block a pixels-only problem for both.
+  ``agent_pos`` is scaled (``state_scale.json`` beside the dataset): each feature's range over
+  the demos onto [-1, 1], LeRobot's MIN_MAX, a range under 0.1 of its unit widened to 0.1. gym-hil
+  gives it raw: joints in radians, the TCP in metres (the pick lives within a few centimetres)
+  and the gripper as its 0-255 control value. LeRobot's SAC config normalises the state with
+  ``dataset_stats``, but its 0.4.4 actor and learner (``lerobot.rl.actor``/``learner``) never
+  build the pre/post processors that would: ``SACPolicy`` feeds the state raw into a Linear, a
+  LayerNorm and a tanh, so the gripper's 255 swamps the rest and a centimetre of TCP is lost.
+  Fed raw, its critic's Q hardly varied from state to state and its actor's mean did not head
+  for the block: it won 1 of 60 training episodes in 6,000 env steps (seed 0, initial
+  temperature 0.01) and was at 0% at every checkpoint. Scaled, the same run won 13 of 43 in
+  3,000, the first at 1,217, and was at 100% at 2,809 (robot_rl: 2,000). Scaling in the env
+  gives LeRobot the normalisation its config describes; robot_rl standardises the state with
+  its own running mean and std, on which a fixed per-feature scaling has no effect (beyond its
+  1e-3 std floor; its seed 0 was at 0, 100, 100% at 1,000 to 3,000 env steps either way).
 * **the demos**: ONE LeRobotDataset v3 folder, written by LeRobot's own ``LeRobotDataset``
   writer from a scripted expert (gym-hil has none; this file's ``expert_action`` reads the
-  TCP and block positions from the simulator). LeRobot reads it as its offline buffer; robot_rl
-  imports it with ``robot_rl.data.lerobot_import`` and then maps the actions from the env's
-  units to its own [-1, 1] (the gripper's [0, 2] to [-1, 1]), which is what robot_rl's gym
-  wrapper undoes when it acts.
+  TCP and block positions from the simulator), its states scaled as the env's. The gripper
+  action is gym-hil's own [0, 2] (0 open, 1 stay, 2 close; LeRobot's discrete critic's index
+  is sent to the env as it is): the recorded actions replayed through LeRobot's actor path
+  (``make_processors``, ``step_env_and_process_transition``) lift the block in every demo.
+  LeRobot reads it as its offline buffer; robot_rl imports it with
+  ``robot_rl.data.lerobot_import`` and then maps the actions from the env's units to its own
+  [-1, 1] (the gripper's [0, 2] to [-1, 1]), which is what robot_rl's gym wrapper undoes when
+  it acts.
 * **the budget and the evaluation**: the same env steps, and ``--eval-episodes`` deterministic
   episodes with the block seeded ``eval_seed + i``. robot_rl evaluates inside its trainer
   every ``--eval-every`` env steps; LeRobot's learner has no evaluation, so its checkpoints
@@ -39,7 +57,10 @@ What both sides share, per (observation, block) setting:
   learning rates (both 3e-4), critic ensemble of 2, 256x256 MLPs, half of each batch from the
   demos, a discrete 3-way gripper critic (``num_discrete_actions: 3`` and
   ``agent.gripper_critic``). Everything else is each side's default; nothing is tuned on one
-  side only.
+  side only. That includes the initial temperature unless ``--init-temperature`` sets both:
+  LeRobot's 1.0 (robot_rl's 0.01) weighs the entropy bonus far above the sparse reward of 1
+  (with the scaled state, seed 0 won 0 of 30 training episodes in 3,000 env steps, its Q about
+  26 everywhere and its mean action near 0).
 
 Ends with one JSON line: per learner and setting, env steps to 80% and 95% eval success
 (median over seeds; null when not reached), wall seconds per 1,000 env steps (robot_rl's
@@ -53,6 +74,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -77,6 +99,9 @@ EPISODE_STEPS = 100
 ACTION_LOW = (-1.0, -1.0, -1.0, 0.0)
 ACTION_HIGH = (1.0, 1.0, 1.0, 2.0)
 STATE_DIM = 18
+#: The narrowest demo range :func:`state_scale_of` maps onto [-1, 1], in the feature's own units
+#: (metres, radians, rad/s; the gripper's 0-255 is far wider): 1 cm of TCP travel is then at most 0.2.
+STATE_RANGE_FLOOR = 0.1
 IMAGE_SIZE = 128  # gym-hil's render size; both learners see it as it is
 TASK = "Pick up the cube"
 USAGE_EXIT = 2
@@ -225,9 +250,11 @@ def summarize(runs: list[dict[str, Any]], budget: int) -> dict[str, Any]:
 # The env both learners act in (imported in the children: gymnasium and gym-hil)
 
 
-def register_bench_envs() -> None:
+def register_bench_envs(state_scale: dict[str, list[float]] | None = None) -> None:
     """``gym_hil/BenchPickCube{Fixed,Random}{State,Pixels}-v0``: gym-hil's PandaPickCube-v0 wrappers
-    (no human input), the block fixed or random, the global NumPy RNG seeded on a seeded reset."""
+    (no human input), the block fixed or random, the global NumPy RNG seeded on a seeded reset,
+    ``agent_pos`` scaled by ``state_scale`` (:func:`scale_state`; None: gym-hil's raw units, which
+    only the demo recorder sees)."""
     import gym_hil  # noqa: F401  (registers gym-hil's envs)
     import gymnasium as gym
 
@@ -236,11 +263,42 @@ def register_bench_envs() -> None:
             env_id = bench_env_id(block, obs)
             if env_id not in gym.registry:
                 gym.register(id=env_id, entry_point=_make_bench_env, max_episode_steps=EPISODE_STEPS,
-                             kwargs={"random_block_position": block == "random", "images": obs == "pixels"})
+                             kwargs={"random_block_position": block == "random", "images": obs == "pixels",
+                                     "state_scale": state_scale})
+
+
+def state_scale_of(states: Any) -> dict[str, list[float]]:
+    """The scaling of ``agent_pos`` from the demos' states ``(N, 18)``: LeRobot's MIN_MAX (each
+    feature's demo range onto [-1, 1]), a range narrower than ``STATE_RANGE_FLOOR`` widened to it.
+
+    The floor is there because the scripted demos hold some features almost constant (with the
+    block fixed, the TCP's y and four joints move by under a millimetre or milliradian in every
+    demo); MIN_MAX over that range would blow the first centimetre of exploration up to hundreds."""
+    import numpy as np
+
+    x = np.asarray(states, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] != STATE_DIM or x.shape[0] == 0 or not np.isfinite(x).all():
+        raise BenchError(f"demo states: shape {x.shape} is not (N>0, {STATE_DIM}) of finite numbers")
+    low, high = x.min(0), x.max(0)
+    return {"center": ((low + high) / 2).tolist(),
+            "half_range": (np.maximum(high - low, STATE_RANGE_FLOOR) / 2).tolist()}
+
+
+def scale_state(agent_pos: Any, scale: dict[str, list[float]] | None) -> Any:
+    """``agent_pos`` in the bench's units: ``(x - center) / half_range`` (float32); as it is when
+    ``scale`` is None."""
+    import numpy as np
+
+    x = np.asarray(agent_pos, dtype=np.float32)
+    if scale is None:
+        return x
+    return ((x - np.asarray(scale["center"], np.float32)) / np.asarray(scale["half_range"], np.float32)) \
+        .astype(np.float32)
 
 
 def _make_bench_env(random_block_position: bool, images: bool = True, image_obs: bool = True,
-                    use_gripper: bool = True, gripper_penalty: float = 0.0, render_mode: Any = None, **_: Any):
+                    use_gripper: bool = True, gripper_penalty: float = 0.0, render_mode: Any = None,
+                    state_scale: dict[str, list[float]] | None = None, **_: Any):
     """The env of one bench run. ``render_mode`` is ignored (LeRobot asks for 'human', robot_rl for
     none: both get gym-hil's offscreen renderer); the gripper is always on (a 4-number action).
 
@@ -248,10 +306,17 @@ def _make_bench_env(random_block_position: bool, images: bool = True, image_obs:
     (LeRobot's ``make_robot_env`` always passes True): neither learner's policy reads them there,
     and the two cameras cost 3/4 of an env step on this CPU. Its observation is ``agent_pos`` alone,
     as gym-hil's with images on (gym-hil adds the block's position, ``environment_state``, when
-    images are off; the bench drops it so both settings observe the same state)."""
+    images are off; the bench drops it so both settings observe the same state). ``agent_pos`` is
+    scaled by ``state_scale`` (:func:`scale_state`), in both settings."""
     import gymnasium as gym
     import numpy as np
     from gym_hil.wrappers.factory import make_env
+
+    class ScaledState(gym.ObservationWrapper):
+        """``agent_pos`` in the bench's units (the space stays gym-hil's unbounded Box)."""
+
+        def observation(self, observation: Any) -> Any:
+            return {**observation, "agent_pos": scale_state(observation["agent_pos"], state_scale)}
 
     class AgentPosOnly(gym.ObservationWrapper):
         """The state setting's observation: ``agent_pos`` only."""
@@ -275,6 +340,7 @@ def _make_bench_env(random_block_position: bool, images: bool = True, image_obs:
                    gripper_penalty=gripper_penalty, image_obs=image_obs and images,
                    random_block_position=random_block_position)
     _fast_renderer(env.unwrapped)
+    env = ScaledState(env)
     return SeedsBlock(env if images else AgentPosOnly(env))
 
 
@@ -335,12 +401,14 @@ def expert_action(env: Any) -> Any:
 
 
 def child_record(spec: dict[str, Any]) -> dict[str, Any]:
-    """(LeRobot's python) the shared demos, written by LeRobot's own LeRobotDataset writer."""
+    """(LeRobot's python) the shared demos, written by LeRobot's own LeRobotDataset writer, and the
+    state scaling taken from them (:func:`state_scale_of`): the demos are run in gym-hil's raw units,
+    then written scaled, as the bench env shows ``agent_pos`` to both learners from then on."""
     import gymnasium as gym
     import numpy as np
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
-    register_bench_envs()
+    register_bench_envs(None)
     pixels = spec["obs"] == "pixels"
     features: dict[str, Any] = {
         "observation.state": {"dtype": "float32", "shape": (STATE_DIM,), "names": None},
@@ -357,8 +425,10 @@ def child_record(spec: dict[str, Any]) -> dict[str, Any]:
                                use_videos=True)
     env = gym.make(spec_env_id(spec), image_obs=True)
     successes = 0
+    episodes: list[list[dict[str, Any]]] = []
     for ep in range(spec["demos"]):
         obs, _ = env.reset(seed=spec["seed"] * 100_000 + ep)
+        frames: list[dict[str, Any]] = []
         for _ in range(EPISODE_STEPS):
             action = expert_action(env)
             nxt, reward, terminated, truncated, info = env.step(action)
@@ -371,14 +441,19 @@ def child_record(spec: dict[str, Any]) -> dict[str, Any]:
             if pixels:
                 for cam in ("front", "wrist"):
                     frame[f"observation.images.{cam}"] = obs["pixels"][cam]
-            ds.add_frame(frame)
+            frames.append(frame)
             obs = nxt
             if terminated or truncated:
                 break
         successes += bool(info.get("succeed"))
+        episodes.append(frames)
+    scale = state_scale_of([f["observation.state"] for frames in episodes for f in frames])
+    for frames in episodes:
+        for frame in frames:
+            ds.add_frame({**frame, "observation.state": scale_state(frame["observation.state"], scale)})
         ds.save_episode()
     ds.finalize()
-    return {"episodes": spec["demos"], "expert_successes": successes}
+    return {"episodes": spec["demos"], "expert_successes": successes, "state_scale": scale}
 
 
 def child_robot_rl_demos(spec: dict[str, Any]) -> dict[str, Any]:
@@ -394,7 +469,7 @@ def child_robot_rl_demos(spec: dict[str, Any]) -> dict[str, Any]:
     from robot_rl.data.lerobot_import import import_lerobot
     from robot_rl.envs.gym_env import make_gym_env
 
-    register_bench_envs()
+    register_bench_envs(spec["state_scale"])
     env = make_gym_env(spec_env_id(spec), kwargs={"image_obs": True}, obs_map=gym_obs(spec["obs"]),
                        max_episode_steps=EPISODE_STEPS)
     obs_space, agent_space = env.observation_space, env.action_space
@@ -410,6 +485,20 @@ def child_robot_rl_demos(spec: dict[str, Any]) -> dict[str, Any]:
         writer.write_episode([dataclasses.replace(s, action=(2.0 * (np.asarray(s.action) - low) / (high - low) - 1.0)
                                                   .astype(np.float32)) for s in steps])
     return {"episodes": report.episodes, "filled": list(report.filled)}
+
+
+def read_state_scale(path: Path) -> dict[str, list[float]]:
+    """A setting's ``state_scale.json`` (written with its dataset), checked: one BenchError line."""
+    try:
+        scale = json.loads(path.read_text())
+        parts = [[float(v) for v in scale[k]] for k in ("center", "half_range")]
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        raise BenchError(f"{path}: not a state scaling ({type(err).__name__}: {err})") from None
+    if any(len(p) != STATE_DIM for p in parts) or not all(math.isfinite(v) for p in parts for v in p) \
+            or min(parts[1]) < STATE_RANGE_FLOOR / 2:
+        raise BenchError(f"{path}: center and half_range must be {STATE_DIM} finite numbers, half_range at least "
+                         f"{STATE_RANGE_FLOOR / 2}")
+    return {"center": parts[0], "half_range": parts[1]}
 
 
 def gym_obs(obs: str) -> dict[str, list[str]]:
@@ -446,7 +535,7 @@ def child_robot_rl_train(spec: dict[str, Any]) -> dict[str, Any]:
     from robot_rl.data.replay import ReplayBuffer
     from robot_rl.envs.gym_env import make_gym_env
 
-    register_bench_envs()
+    register_bench_envs(spec["state_scale"])
     start = time.monotonic()
     rc = main(["train", "--config", spec["config"], *robot_rl_overrides(spec)])
     wall = time.monotonic() - start
@@ -490,7 +579,10 @@ def lerobot_update_hz(log_text: str, utd: int) -> float | None:
 def lerobot_config(spec: dict[str, Any]) -> dict[str, Any]:
     """LeRobot's TrainRLServerPipelineConfig of one run (its JSON, read by its own parser)."""
     feats: dict[str, Any] = {"observation.state": {"type": "STATE", "shape": [STATE_DIM]}}
-    stats: dict[str, Any] = {"observation.state": {"min": [-3.0] * STATE_DIM, "max": [3.0] * STATE_DIM}}
+    # LeRobot 0.4.4's actor and learner never apply these (neither builds the SAC pre/post processors
+    # that would); the env and the dataset already hold the state scaled (state_scale_of), so they
+    # are the identity that MIN_MAX would be on it
+    stats: dict[str, Any] = {"observation.state": {"min": [-1.0] * STATE_DIM, "max": [1.0] * STATE_DIM}}
     if spec["obs"] == "pixels":
         for cam in ("front", "wrist"):
             feats[f"observation.images.{cam}"] = {"type": "VISUAL", "shape": [3, IMAGE_SIZE, IMAGE_SIZE]}
@@ -532,7 +624,7 @@ def child_lerobot_module(spec: dict[str, Any]) -> None:
     after registering the bench envs (gym-hil ids LeRobot's ``make_robot_env`` then builds)."""
     import runpy
 
-    register_bench_envs()
+    register_bench_envs(spec["state_scale"])
     sys.argv = [spec["module"], f"--config_path={spec['config']}"]
     runpy.run_module(spec["module"], run_name="__main__", alter_sys=True)
 
@@ -549,7 +641,7 @@ def child_lerobot_eval(spec: dict[str, Any]) -> dict[str, Any]:
     from lerobot.rl.buffer import ReplayBuffer
     from lerobot.rl.gym_manipulator import create_transition, make_processors
 
-    register_bench_envs()
+    register_bench_envs(spec["state_scale"])
     torch.set_num_threads(1)
     env = gym.make(spec_env_id(spec), image_obs=True, use_gripper=True, gripper_penalty=0.0)
 
@@ -697,12 +789,14 @@ def run_lerobot(args: argparse.Namespace, spec: dict[str, Any], run_dir: Path) -
     actor_config = run_dir / "lerobot_actor_config.json"
     actor_config.write_text(json.dumps({**lerobot_config(spec), "output_dir": str(run_dir / "actor_out")}, indent=1))
     start = time.monotonic()
-    learner = run_child(args.lerobot_python, "lerobot_module", {"module": "lerobot.rl.learner", "config": str(config)},
+    learner = run_child(args.lerobot_python, "lerobot_module", {"module": "lerobot.rl.learner", "config": str(config),
+                                                                "state_scale": spec["state_scale"]},
                         run_dir / "learner.log", args.lerobot_pythonpath, wait=False)
     try:
         time.sleep(5)
         actor = run_child(args.lerobot_python, "lerobot_module",
-                          {"module": "lerobot.rl.actor", "config": str(actor_config)},
+                          {"module": "lerobot.rl.actor", "config": str(actor_config),
+                           "state_scale": spec["state_scale"]},
                           run_dir / "actor.log", args.lerobot_pythonpath, wait=False)
         rc = actor.wait()
         wall = time.monotonic() - start
@@ -781,11 +875,19 @@ def main(argv: list[str] | None = None) -> int:
         for block in args.block:
             setting = out / f"{obs}_{block}"
             setting.mkdir(exist_ok=True)
-            dataset = setting / "dataset"
+            dataset, scale_file = setting / "dataset", setting / "state_scale.json"
             base = {**common, "obs": obs, "block": block, "seed": 0, "dataset": str(dataset)}
-            if not (dataset / "meta" / "info.json").is_file():
-                demos[f"{obs}_{block}"] = run_child(args.lerobot_python, "record", base, setting / "record.log",
-                                                    args.lerobot_pythonpath)
+            try:
+                if not ((dataset / "meta" / "info.json").is_file() and scale_file.is_file()):
+                    shutil.rmtree(dataset, ignore_errors=True)  # a dataset without its scaling: an older bench's
+                    record = run_child(args.lerobot_python, "record", base, setting / "record.log",
+                                       args.lerobot_pythonpath)
+                    scale_file.write_text(json.dumps(record.pop("state_scale")))
+                    demos[f"{obs}_{block}"] = record
+                base["state_scale"] = read_state_scale(scale_file)
+            except BenchError as err:
+                print(f"vs_lerobot: {obs} {block}: {err}", file=sys.stderr)
+                return 1
             demo_dir = setting / "robot_rl_demos"
             if "robot_rl" in args.learners:
                 run_child(args.robot_rl_python, "robot_rl_demos", {**base, "demo_dir": str(demo_dir)},

@@ -212,3 +212,100 @@ def test_lerobot_env_steps_come_from_its_actor_log(vs):
     assert vs.env_step_at(steps, t0 + 12.5) == 99 and vs.env_step_at(steps, t0 + 1e6) == 100
     assert vs.env_step_at(steps, t0 + 6) == 53  # half-way from step 7 (t0) to step 99 (t0 + 12)
     assert vs.actor_steps("") == []
+
+
+def _demo_states(vs, n=40):
+    """States like the fixed-block demos': some features sweep, some stay put, the gripper 0 or 255."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = np.zeros((n, vs.STATE_DIM))
+    x[:, 1] = np.linspace(0.17, 0.41, n)          # a joint that moves 0.24 rad
+    x[:, 3] = -2.43 + rng.uniform(0, 1e-4, n)     # one that stays within 0.1 mrad
+    x[:, 14] = np.where(np.arange(n) < n // 2, 0.0, 255.0)  # the gripper's control value
+    x[:, 15] = np.linspace(0.490, 0.509, n)       # TCP x: 2 cm
+    x[:, 17] = np.linspace(0.007, 0.157, n)       # TCP z: 15 cm
+    return x
+
+
+def test_the_state_scaling_maps_the_demo_range_onto_minus_one_to_one(vs):
+    import numpy as np
+
+    x = _demo_states(vs)
+    scale = vs.state_scale_of(x)
+    y = np.stack([vs.scale_state(row, scale) for row in x])
+    assert y.dtype == np.float32 and y.shape == x.shape
+    np.testing.assert_allclose(y[:, [1, 14, 17]].min(0), -1.0, atol=1e-5)  # ranges above the floor: [-1, 1]
+    np.testing.assert_allclose(y[:, [1, 14, 17]].max(0), 1.0, atol=1e-5)
+    assert set(np.round(y[:, 14], 5)) == {-1.0, 1.0}  # the gripper's 0/255 no longer swamps the rest
+    # a range under the floor is widened to it: 1 cm of TCP x (2 cm range) is 0.2, not 1.0
+    assert np.ptp(y[:, 15]) == pytest.approx(2 * 0.019 / vs.STATE_RANGE_FLOOR, rel=1e-4)
+    assert np.abs(y[:, 3]).max() < 0.01  # the near-constant joint stays near 0, not blown up by 1e-4
+    assert scale["half_range"][3] == vs.STATE_RANGE_FLOOR / 2
+    # online states far outside the demos stay finite and proportionate (the scaling is affine)
+    far = x[0].copy()
+    far[15] += 0.2
+    assert vs.scale_state(far, scale)[15] == pytest.approx(vs.scale_state(x[0], scale)[15] + 4.0, rel=1e-4)
+    np.testing.assert_array_equal(vs.scale_state(x[0], None), x[0].astype(np.float32))  # None: as it is
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "shape", "empty", "huge"])
+def test_demo_states_that_cannot_make_a_scaling_are_refused(vs, bad):
+    import numpy as np
+
+    x = _demo_states(vs)
+    if bad == "nan":
+        x[3, 15] = np.nan
+    elif bad == "inf":
+        x[5, 14] = -np.inf
+    elif bad == "shape":
+        x = x[:, :17]
+    elif bad == "empty":
+        x = x[:0]
+    else:
+        x[7, 2] = 1e308 * 10  # overflows to inf
+    with pytest.raises(vs.BenchError, match="demo states"):
+        vs.state_scale_of(x)
+
+
+def test_a_huge_but_finite_demo_range_gives_a_finite_scaling(vs):
+    import numpy as np
+
+    x = _demo_states(vs)
+    x[0, 2], x[1, 2] = -1e30, 1e30
+    scale = vs.state_scale_of(x)
+    y = vs.scale_state(x[2], scale)
+    assert np.isfinite(y).all() and abs(float(y[2])) < 1e-20
+
+
+@pytest.mark.parametrize("text, word", [
+    ("not json", "JSONDecodeError"), ('{"center": [0]}', "KeyError"), ("[1, 2]", "TypeError"),
+    ('{"center": [0], "half_range": [1]}', "18 finite"),
+    ('{"center": [NaN, %s], "half_range": [%s]}' % (", ".join(["0"] * 17), ", ".join(["1"] * 18)), "18 finite"),
+    ('{"center": [%s], "half_range": [%s, 0.0]}' % (", ".join(["0"] * 18), ", ".join(["1"] * 17)), "at least"),
+    ('{"center": [%s], "half_range": [%s, -1]}' % (", ".join(["0"] * 18), ", ".join(["1"] * 17)), "at least"),
+    ('{"center": [%s], "half_range": [%s, "x"]}' % (", ".join(["0"] * 18), ", ".join(["1"] * 17)), "ValueError"),
+])
+def test_a_bad_state_scale_file_is_one_line_naming_it(vs, tmp_path, text, word):
+    path = tmp_path / "state_scale.json"
+    path.write_text(text)
+    with pytest.raises(vs.BenchError, match=word) as err:
+        vs.read_state_scale(path)
+    assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_state_scale_file_round_trips(vs, tmp_path):
+    scale = vs.state_scale_of(_demo_states(vs))
+    path = tmp_path / "state_scale.json"
+    path.write_text(json.dumps(scale))
+    assert vs.read_state_scale(path) == scale
+    with pytest.raises(vs.BenchError, match="missing.json"):
+        vs.read_state_scale(tmp_path / "missing.json")
+
+
+def test_lerobot_s_state_stats_are_the_identity_on_the_scaled_state(vs):
+    spec = {"obs": "state", "block": "fixed", "seed": 0, "env_steps": 2000, "eval_every": 500, "eval_episodes": 20,
+            "eval_seed": 10_000, "demos": 10, "batch_size": 256, "utd": 2, "discount": 0.97, "learning_starts": 100,
+            "dataset": "d", "demo_dir": "demos", "run_dir": "run", "port": 5555}
+    stats = vs.lerobot_config(spec)["policy"]["dataset_stats"]["observation.state"]
+    assert stats == {"min": [-1.0] * vs.STATE_DIM, "max": [1.0] * vs.STATE_DIM}
