@@ -53,21 +53,34 @@ What both sides share, per (observation, block) setting:
   (every ``--eval-every`` optimisation steps, each with the env step it was taken at) are
   evaluated afterwards by this file with the actor's mean action and the discrete gripper
   critic's argmax.
-* **the learner settings both expose**: batch size, discount, UTD ratio, learning starts,
-  learning rates (both 3e-4), critic ensemble of 2, 256x256 MLPs, half of each batch from the
-  demos, a discrete 3-way gripper critic (``num_discrete_actions: 3`` and
-  ``agent.gripper_critic``). Everything else is each side's default; nothing is tuned on one
-  side only. That includes the initial temperature unless ``--init-temperature`` sets both:
-  LeRobot's 1.0 (robot_rl's 0.01) weighs the entropy bonus far above the sparse reward of 1
-  (with the scaled state, seed 0 won 0 of 30 training episodes in 3,000 env steps, its Q about
-  26 everywhere and its mean action near 0).
+* **the learner settings both expose**: batch size (the same rows per update: LeRobot's learner
+  concatenates a ``batch_size`` batch from its online buffer with one from its offline buffer,
+  so it is given half of ``--batch-size`` and both update on ``--batch-size`` rows, half demos),
+  discount, UTD ratio, learning starts, learning rates (both 3e-4), critic ensemble of 2,
+  256x256 MLPs, a discrete 3-way gripper critic (``num_discrete_actions: 3`` and
+  ``agent.gripper_critic``), and the initial temperature (``--init-temperature``, 0.01:
+  robot_rl's default and what LeRobot's own gym-hil and HIL-SERL example configs set; its
+  ``SACConfig`` default of 1.0 weighs the entropy bonus far above the sparse reward of 1: with
+  the scaled state, seed 0 won 0 of 30 training episodes in 3,000 env steps, its Q about 26
+  everywhere and its mean action near 0). Both run eager (robot_rl's default; LeRobot's
+  ``SACConfig`` compiles its critics by default, which the equal-work figure below measures
+  with ``--update-compile``). Everything else is each side's default; nothing is tuned on one
+  side only.
+* **the update, timed alone** (``--update-speed N``): each side's update on the same rows of
+  synthetic data, one torch thread, the sides alternating over 3 rounds so a change in the
+  machine's load falls on both: robot_rl's ``Learner.update()`` (sample, critic, gripper critic,
+  actor, temperature, targets) and the body of ``lerobot.rl.learner``'s loop as it runs the last
+  update of each UTD group (sample from both buffers, critic, discrete critic, actor,
+  temperature, each with its gradient clip, then the targets). In-run, robot_rl updates its
+  actor at every critic update and LeRobot at every ``utd_ratio``-th, so the in-run rates
+  (``update_only_per_s``) do not compare the same work; this does.
 
 Ends with one JSON line: per learner and setting, env steps to 80% and 95% eval success
 (median over seeds; null when not reached), wall seconds per 1,000 env steps (robot_rl's
 include its in-run evaluations, ``eval_env_steps_in_wall`` of them; LeRobot's include its
 checkpoints, each also writing its replay buffer as a dataset), updates/s
 (updates over the run's wall time), updates per env step, replay bytes per transition; and a
-PNG of both curves per setting in ``--out``.
+PNG of both curves per setting in ``--out``; and ``update_speed``, the equal-work update rates.
 """
 
 from __future__ import annotations
@@ -137,9 +150,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--utd", type=int, default=2, help="updates per env step (robot_rl); LeRobot's utd_ratio")
     p.add_argument("--discount", type=float, default=0.97)
     p.add_argument("--learning-starts", type=int, default=100)
-    p.add_argument("--init-temperature", type=float, default=None,
-                   help="SAC's initial temperature on both sides (default: each side's own: robot_rl 0.01, "
-                        "LeRobot 1.0)")
+    p.add_argument("--init-temperature", type=float, default=0.01,
+                   help="SAC's initial temperature on both sides (LeRobot's own gym-hil and HIL-SERL example "
+                        "configs and robot_rl's default: 0.01; LeRobot's SACConfig default is 1.0)")
+    p.add_argument("--update-speed", type=int, default=200,
+                   help="updates timed per side and round for the equal-work update speed (0: skip it)")
+    p.add_argument("--update-compile", action="store_true",
+                   help="also time both updates under torch.compile (robot_rl's train.compile, LeRobot's "
+                        "use_torch_compile)")
     p.add_argument("--learners", nargs="+", default=list(LEARNERS), help=f"of {', '.join(LEARNERS)}")
     p.add_argument("--out", default="runs/bench_vs_lerobot")
     p.add_argument("--child", help=argparse.SUPPRESS)
@@ -162,14 +180,17 @@ def check_args(args: argparse.Namespace) -> None:
     for flag, value, low in (("--env-steps", args.env_steps, 1), ("--eval-every", args.eval_every, 1),
                              ("--eval-episodes", args.eval_episodes, 1), ("--demos", args.demos, 1),
                              ("--batch-size", args.batch_size, 2), ("--utd", args.utd, 1),
+                             ("--update-speed", args.update_speed, 0),
                              ("--learning-starts", args.learning_starts, 0), ("--eval-seed", args.eval_seed, 0)):
         if value < low:
             raise BenchError(f"{flag}: {value} is below {low}")
+    if args.batch_size % 2:
+        raise BenchError(f"--batch-size: {args.batch_size} is odd; half of each batch comes from the demos")
     if args.eval_every > args.env_steps:
         raise BenchError(f"--eval-every: {args.eval_every} is more than --env-steps {args.env_steps}: no evaluation")
     if not (0.0 < args.discount < 1.0):  # NaN fails this too
         raise BenchError(f"--discount: {args.discount} is not in (0, 1)")
-    if args.init_temperature is not None and not (0.0 < args.init_temperature <= 100.0):
+    if not (0.0 < args.init_temperature <= 100.0):
         raise BenchError(f"--init-temperature: {args.init_temperature} is not in (0, 100]")
     # LeRobot's python is always needed: its writer records the shared demos
     for flag, python, needed in (("--lerobot-python", args.lerobot_python, True),
@@ -591,7 +612,9 @@ def lerobot_config(spec: dict[str, Any]) -> dict[str, Any]:
     stats["action"] = {"min": list(ACTION_LOW[:3]), "max": list(ACTION_HIGH[:3])}
     return {
         "output_dir": spec["run_dir"], "job_name": "vs_robot_rl", "seed": spec["seed"],
-        "batch_size": spec["batch_size"], "log_freq": 50, "save_checkpoint": True, "save_freq": spec["eval_every"],
+        # LeRobot's learner concatenates a batch_size batch from its online buffer with one from its
+        # offline buffer: half of robot_rl's batch_size each makes the same rows per update, half demos
+        "batch_size": spec["batch_size"] // 2, "log_freq": 50, "save_checkpoint": True, "save_freq": spec["eval_every"],
         "wandb": {"enable": False},
         "dataset": {"repo_id": "local/bench_pick_cube", "root": spec["dataset"], "use_imagenet_stats": False},
         "env": {"type": "gym_manipulator", "name": "gym_hil", "task": spec_env_id(spec).split("/", 1)[1],
@@ -735,8 +758,152 @@ def pick_checkpoints(env_step_of: dict[Any, int], every: int, budget: int) -> li
     return picked
 
 
+# ---------------------------------------------------------------------------------------------
+# The same update on both sides, timed alone (synthetic data: speed does not depend on it)
+
+
+def _synthetic_transitions(seed: int, count: int) -> Any:
+    """``count`` random transitions of the bench's shapes: ``agent_pos``-sized states in [-1, 1],
+    continuous actions in [-1, 1] and a gripper index in {0, 1, 2}, a reward of 1 now and then."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    state = rng.uniform(-1, 1, (count, STATE_DIM)).astype(np.float32)
+    next_state = rng.uniform(-1, 1, (count, STATE_DIM)).astype(np.float32)
+    action = np.concatenate([rng.uniform(-1, 1, (count, 3)), rng.integers(0, 3, (count, 1))], 1).astype(np.float32)
+    reward = (rng.random(count) < 0.02).astype(np.float32)
+    return state, action, reward, next_state
+
+
+def _time_updates(update: Any, count: int, compiled: bool) -> dict[str, float]:
+    """``update`` run 20 times untimed (the compiler's first passes, with ``compiled``), then ``count``
+    times timed: updates per second and the untimed warm-up's seconds."""
+    start = time.perf_counter()
+    for _ in range(20):
+        update()
+    warm = time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in range(count):
+        update()
+    return {"updates_per_s": count / (time.perf_counter() - start), "warmup_s": warm, "compiled": compiled}
+
+
+def child_robot_rl_update_speed(spec: dict[str, Any]) -> dict[str, float]:
+    """(robot_rl's python) ``Learner.update()`` as ``robot-rl train`` runs it in the bench: sample
+    ``batch_size`` rows (half demos), one critic, gripper-critic, actor and temperature update."""
+    import gymnasium as gym
+    import numpy as np
+    import torch
+
+    from robot_rl.config.agent import AgentConfig, TrainConfig
+    from robot_rl.data.transition import Step
+    from robot_rl.training.learner import Learner
+
+    torch.set_num_threads(1)
+    obs_space = gym.spaces.Dict({"state": gym.spaces.Box(-np.inf, np.inf, (STATE_DIM,), np.float32)})
+    learner = Learner(AgentConfig(hidden_dims=(256, 256), num_critics=2, gripper_critic=True,
+                                  discount=spec["discount"], init_temperature=spec["init_temperature"]),
+                      TrainConfig(batch_size=spec["batch_size"], learning_starts=0, demo_fraction=0.5,
+                                  compile=spec["compile"]),
+                      obs_space, gym.spaces.Box(-1, 1, (4,), np.float32), seed=0)
+    for part, seed in (("demo", 1), ("online", 2)):
+        state, action, reward, next_state = _synthetic_transitions(seed, 2000)
+        action[:, 3] -= 1.0  # robot_rl's [-1, 1] gripper
+        steps = [Step(i // EPISODE_STEPS, i % EPISODE_STEPS, {"state": state[i]}, action[i], float(reward[i]),
+                      False, i % EPISODE_STEPS == EPISODE_STEPS - 1, {"state": next_state[i]})
+                 for i in range(len(state))]
+        if part == "demo":
+            learner.add_demos([steps[i:i + EPISODE_STEPS] for i in range(0, len(steps), EPISODE_STEPS)])
+        else:
+            for step in steps:
+                learner.ingest(step)
+    return _time_updates(learner.update, spec["updates"], spec["compile"])
+
+
+def child_lerobot_update_speed(spec: dict[str, Any]) -> dict[str, float]:
+    """(LeRobot's python) one update of ``lerobot.rl.learner``'s loop, as it runs the last of each
+    ``utd_ratio`` group: half the rows from each of its two buffers (as the bench configures it),
+    critic, discrete critic, actor and temperature, each with its gradient clip, then the targets."""
+    import types
+
+    import torch
+    from lerobot.configs.types import FeatureType, PolicyFeature
+    from lerobot.policies.sac.configuration_sac import SACConfig
+    from lerobot.policies.sac.modeling_sac import SACPolicy
+    from lerobot.rl.buffer import ReplayBuffer, concatenate_batch_transitions
+    from lerobot.rl.learner import make_optimizers_and_scheduler
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    cfg = SACConfig(input_features={"observation.state": PolicyFeature(FeatureType.STATE, (STATE_DIM,))},
+                    output_features={"action": PolicyFeature(FeatureType.ACTION, (3,))},
+                    dataset_stats={"observation.state": {"min": [-1.0] * STATE_DIM, "max": [1.0] * STATE_DIM},
+                                   "action": {"min": list(ACTION_LOW[:3]), "max": list(ACTION_HIGH[:3])}},
+                    device="cpu", storage_device="cpu", num_critics=2, num_discrete_actions=3,
+                    discount=spec["discount"], temperature_init=spec["init_temperature"],
+                    use_torch_compile=spec["compile"])
+    policy = SACPolicy(cfg)
+    policy.train()
+    optimizers, _ = make_optimizers_and_scheduler(types.SimpleNamespace(policy=cfg), policy)
+    buffers = []
+    for seed in (1, 2):
+        buffer = ReplayBuffer(2000, device="cpu", state_keys=["observation.state"], storage_device="cpu")
+        state, action, reward, next_state = _synthetic_transitions(seed, 2000)
+        for i in range(len(state)):
+            buffer.add({"observation.state": torch.from_numpy(state[i:i + 1])}, torch.from_numpy(action[i:i + 1]),
+                       float(reward[i]), {"observation.state": torch.from_numpy(next_state[i:i + 1])},
+                       i % EPISODE_STEPS == EPISODE_STEPS - 1, False, {"discrete_penalty": torch.tensor([0.0])})
+        buffers.append(buffer)
+    half, clip = spec["batch_size"] // 2, cfg.grad_clip_norm
+    parts = (("critic", "loss_critic", lambda: policy.critic_ensemble.parameters()),
+             ("discrete_critic", "loss_discrete_critic", lambda: policy.discrete_critic.parameters()),
+             ("actor", "loss_actor", lambda: policy.actor.parameters()),
+             ("temperature", "loss_temperature", lambda: [policy.log_alpha]))
+
+    def update() -> None:
+        batch = concatenate_batch_transitions(buffers[0].sample(half), buffers[1].sample(half))
+        forward_batch = {"action": batch["action"], "reward": batch["reward"], "state": batch["state"],
+                         "next_state": batch["next_state"], "done": batch["done"], "observation_feature": None,
+                         "next_observation_feature": None, "complementary_info": batch["complementary_info"]}
+        for model, key, params in parts:
+            loss = policy.forward(forward_batch, model=model)[key]
+            optimizers[model].zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(parameters=params(), max_norm=clip)
+            optimizers[model].step()
+        policy.update_target_networks()
+
+    return _time_updates(update, spec["updates"], spec["compile"])
+
+
+def run_update_speed(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """Both updates timed alone on one thread, the sides alternating over 3 rounds (so a change in
+    the machine's load falls on both): updates per second per round, their median, and the ratio."""
+    spec = {"batch_size": args.batch_size, "discount": args.discount, "init_temperature": args.init_temperature,
+            "updates": args.update_speed}
+    pythons = {"robot_rl": (args.robot_rl_python, ""), "lerobot": (args.lerobot_python, args.lerobot_pythonpath)}
+    learners = [learner for learner in LEARNERS if learner in args.learners]
+    result: dict[str, Any] = {"rows_per_update": args.batch_size, "threads": 1, "updates_timed": args.update_speed}
+    for compiled in (False, True) if args.update_compile else (False,):
+        rounds: dict[str, list[float]] = {learner: [] for learner in learners}
+        for round_ in range(3):
+            for learner in learners:
+                python, pythonpath = pythons[learner]
+                timed = run_child(python, f"{learner}_update_speed", {**spec, "compile": compiled},
+                                  out / f"update_speed_{learner}_{'compiled' if compiled else 'eager'}_{round_}.log",
+                                  pythonpath)
+                rounds[learner].append(round(timed["updates_per_s"], 2))
+        entry: dict[str, Any] = {learner: {"per_round": r, "median": statistics.median(r)}
+                                 for learner, r in rounds.items()}
+        if len(learners) == 2:
+            entry["robot_rl_over_lerobot"] = round(entry["robot_rl"]["median"] / entry["lerobot"]["median"], 2)
+        result["compiled" if compiled else "eager"] = entry
+    return result
+
+
 CHILDREN = {"record": child_record, "robot_rl_demos": child_robot_rl_demos, "robot_rl_train": child_robot_rl_train,
-            "lerobot_module": child_lerobot_module, "lerobot_eval": child_lerobot_eval}
+            "lerobot_module": child_lerobot_module, "lerobot_eval": child_lerobot_eval,
+            "robot_rl_update_speed": child_robot_rl_update_speed, "lerobot_update_speed": child_lerobot_update_speed}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -912,9 +1079,17 @@ def main(argv: list[str] | None = None) -> int:
                     (out / "runs.json").write_text(json.dumps(runs, indent=1))
                     print(f"vs_lerobot: {learner} {obs} {block} seed {seed}: curve {row['curve']} "
                           f"wall {row['wall_s']} {row.get('error', '')}", file=sys.stderr, flush=True)
+    update_speed = None
+    if args.update_speed > 0:
+        try:
+            update_speed = run_update_speed(args, out)
+        except BenchError as err:
+            update_speed = {"error": str(err)}
+        print(f"vs_lerobot: update speed {json.dumps(update_speed)}", file=sys.stderr, flush=True)
     summary = {"bench": "vs_lerobot", "env": "gym_hil PandaPickCube (Base + EE wrappers)", "budget": args.env_steps,
                "eval_episodes": args.eval_episodes, "seeds": args.seeds, "demos": demos or args.demos,
-               "results": summarize(runs, args.env_steps), "png": plot(runs, out)}
+               "results": summarize(runs, args.env_steps), "update_speed": update_speed,
+               "png": plot(runs, out)}
     print(json.dumps(summary), flush=True)
     return 0
 

@@ -53,6 +53,7 @@ def test_defaults_are_the_issue_protocol(vs, pythons):
     (["--batch-size", "1"], "--batch-size"), (["--env-steps", "100", "--eval-every", "200"], "--eval-every"),
     (["--discount", "nan"], "--discount"), (["--discount", "inf"], "--discount"), (["--discount", "1"], "--discount"),
     (["--discount", "-0.5"], "--discount"), (["--learning-starts", "-3"], "--learning-starts"),
+    (["--batch-size", "33"], "--batch-size"), (["--update-speed", "-1"], "--update-speed"),
     (["--init-temperature", "0"], "--init-temperature"), (["--init-temperature", "nan"], "--init-temperature"),
     (["--init-temperature", "inf"], "--init-temperature"), (["--init-temperature", "-1"], "--init-temperature"),
 ])
@@ -137,22 +138,33 @@ def test_both_sides_get_the_same_settings(vs):
         (2, 0.97, 2000, 100)
     assert {"train.utd_ratio=2", "agent.discount=0.97", "train.total_env_steps=2000", "train.learning_starts=100",
             "train.batch_size=256", "seed=1", "agent.gripper_critic=true", "train.eval_episodes=20"} <= set(sets)
-    assert cfg["batch_size"] == 256 and pol["num_discrete_actions"] == 3 and cfg["seed"] == 1
+    assert cfg["batch_size"] == 128 and pol["num_discrete_actions"] == 3 and cfg["seed"] == 1
     assert sorted(pol["input_features"]) == ["observation.images.front", "observation.images.wrist",
                                              "observation.state"]
     assert vs.gym_obs("pixels") == {"state": ["agent_pos"], "front": ["pixels/front"], "wrist": ["pixels/wrist"]}
     assert vs.gym_obs("state") == {"state": ["agent_pos"]}
 
 
-def test_the_initial_temperature_is_each_side_s_own_unless_given_for_both(vs):
+def test_both_sides_share_the_initial_temperature_and_the_rows_per_update(vs):
+    """0.01 on both by default (LeRobot's own gym-hil example configs', robot_rl's); LeRobot's learner
+    concatenates a batch from each of its two buffers, so it is given half the batch size."""
     spec = {"obs": "state", "block": "fixed", "seed": 0, "env_steps": 2000, "eval_every": 500, "eval_episodes": 20,
             "eval_seed": 10_000, "demos": 10, "batch_size": 256, "utd": 2, "discount": 0.97, "learning_starts": 100,
             "dataset": "d", "demo_dir": "demos", "run_dir": "run", "port": 5555}
-    assert "temperature_init" not in vs.lerobot_config(spec)["policy"]
-    assert not any("temperature" in s for s in vs.robot_rl_overrides(spec))
+    assert vs.parse_args(["--lerobot-python", sys.executable, "--robot-rl-python", sys.executable]).init_temperature \
+        == 0.01
     spec["init_temperature"] = 0.05
     assert vs.lerobot_config(spec)["policy"]["temperature_init"] == 0.05
     assert "agent.init_temperature=0.05" in vs.robot_rl_overrides(spec)
+    assert vs.lerobot_config(spec)["batch_size"] == 128
+    assert "train.batch_size=256" in vs.robot_rl_overrides(spec)
+
+
+def test_robot_rl_s_update_is_timed_alone(vs):
+    """The equal-work update speed's robot_rl side (LeRobot's needs its own python: the tiny run)."""
+    timed = vs.child_robot_rl_update_speed({"batch_size": 32, "discount": 0.97, "init_temperature": 0.01,
+                                            "updates": 5, "compile": False})
+    assert timed["updates_per_s"] > 0 and math.isfinite(timed["updates_per_s"]) and timed["compiled"] is False
 
 
 def test_a_tiny_side_by_side_run(tmp_path):
@@ -163,6 +175,7 @@ def test_a_tiny_side_by_side_run(tmp_path):
         pytest.skip("LEROBOT_PYTHON / ROBOT_RL_GYMHIL_PYTHON not set to LeRobot's and robot_rl+gym-hil's pythons")
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "vs_lerobot.py"), "--seeds", "0", "--env-steps", "200",
                            "--eval-every", "100", "--eval-episodes", "2", "--demos", "2", "--batch-size", "32",
+                           "--update-speed", "3",
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=3000)
     assert proc.returncode == 0, proc.stderr[-2000:]
     record = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -173,6 +186,8 @@ def test_a_tiny_side_by_side_run(tmp_path):
         assert entry["updates_per_s"] > 0 and math.isfinite(entry["wall_s_per_1000_env_steps"])
         assert entry["replay_bytes_per_transition"] > 0
     assert all(Path(p).is_file() for p in record["png"])
+    speed = record["update_speed"]["eager"]
+    assert speed["robot_rl"]["median"] > 0 and speed["lerobot"]["median"] > 0 and speed["robot_rl_over_lerobot"] > 0
 
 
 def test_lerobot_update_rate_comes_from_its_learner_log(vs):
