@@ -26,7 +26,9 @@ with ``agent.base.mode: none`` every answer leaves the run as it was.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+import math
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -160,6 +162,9 @@ class BaseRun:
             raise ConfigError(f"agent.base.source: {self.base.source}: {err}") from None
         log.info("warm start: the actor is the BC policy of %s; critic-only for %d updates", self.base.source,
                  self.cfg.agent.warm_start.critic_steps)
+        advice = weak_bc_advice(self.base.source)
+        if advice:
+            log.warning(advice)
 
     # --- checkpoints -----------------------------------------------------------------
 
@@ -186,3 +191,42 @@ class BaseRun:
             raise CheckpointError(f"{where} was trained on another base policy than {self.cfg.agent.base.source} "
                                   f"(recorded as {saved.get('source')}; its actions differ by up to {diff:.3g} on "
                                   "the same observations): the residual fits only the base it learned on")
+
+
+#: Below this eval success of the BC policy itself, a warm start was slower than RLPD from scratch in
+#: every measured case (docs/learning.md, "Which to choose").
+WEAK_BC_SUCCESS = 0.5
+
+
+def recorded_bc_success(source: str) -> tuple[float, Path] | None:
+    """``robot-rl train-bc``'s own sim eval success for a BC run directory or its checkpoint, and
+    the file it came from; None when there is none (a real cell's BC run, or a checkpoint moved on
+    its own) or the file is not a readable eval record: advice is never worth failing a run for."""
+    where = Path(source)
+    for folder in (where, where.parent):
+        path = folder / "eval.json"
+        try:
+            rate = json.loads(path.read_text(encoding="utf-8"))["success_rate"]
+        except (OSError, ValueError, TypeError, KeyError):
+            continue
+        if isinstance(rate, (int, float)) and not isinstance(rate, bool) and math.isfinite(rate) \
+                and 0.0 <= rate <= 1.0:
+            return float(rate), path
+    return None
+
+
+def weak_bc_advice(source: str) -> str | None:
+    """One line advising RLPD from scratch when the BC policy's recorded eval success is below
+    ``WEAK_BC_SUCCESS``; None otherwise or when nothing is recorded.
+
+    A warm start begins as the BC policy with a small log-std and its critic learns first from
+    that policy's own rollouts: from a poor BC policy it explores little and climbs slowly (on
+    ``plug_insert_hard`` from BC at 0-25% it stayed at or below 70% after 10,000 env steps, with a
+    constant, a fading or a Q-filtered BC term, or none, where RLPD reached 95% in 4,000-6,000)."""
+    recorded = recorded_bc_success(source)
+    if recorded is None or recorded[0] >= WEAK_BC_SUCCESS:
+        return None
+    rate, path = recorded
+    return (f"warm start from a BC policy at {rate:.0%} eval success ({path}): from BC policies this weak, "
+            f"RLPD from scratch (agent.base.mode: none, the same demos) reached 95% sooner in every measured "
+            f"case; a warm start pays off from about {WEAK_BC_SUCCESS:.0%} (docs/learning.md, Start from a policy)")
