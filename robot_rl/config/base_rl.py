@@ -79,8 +79,8 @@ class WarmStartConfig:
                                       "(measured: the actor collapses once the term has faded)")
     bc_filter: Literal["none", "q"] = param(
         "none", doc="none: the BC term on every row it covers; q: only on rows where the critic values the BC "
-                    "target's action above the actor's own (Nair et al. 2018's Q-filter), so a poor BC policy "
-                    "stops holding the actor once the critic knows better")
+                    "target's action above the actor's own (Nair et al. 2018's Q-filter); measured, it did not "
+                    "bring a warm start from a poor BC policy near RLPD (docs/learning.md)")
 
 
 def check_base_rl(cfg: Any, file: str = "config") -> None:
