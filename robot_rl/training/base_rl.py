@@ -220,9 +220,10 @@ def weak_bc_advice(source: str) -> str | None:
     ``WEAK_BC_SUCCESS``; None otherwise or when nothing is recorded.
 
     A warm start begins as the BC policy with a small log-std and its critic learns first from
-    that policy's own rollouts: from a poor BC policy it explores little and climbs slowly (on
-    ``plug_insert_hard`` from BC at 0-25% it stayed at or below 75% after 10,000 env steps, with a
-    constant, a fading or a Q-filtered BC term, or none, where RLPD reached 95% in 4,000-6,000)."""
+    that policy's own rollouts: from a poor BC policy it explores little and climbs slowly (on a
+    harder insertion variant, from BC at 0-25%, it stayed at or below 75% after 10,000 env steps
+    with a constant, a fading or a Q-filtered BC term, or none, where RLPD reached 95% in
+    4,000-6,000; docs/learning.md)."""
     recorded = recorded_bc_success(source)
     if recorded is None or recorded[0] >= WEAK_BC_SUCCESS:
         return None
