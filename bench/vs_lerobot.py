@@ -112,6 +112,11 @@ EPISODE_STEPS = 100
 ACTION_LOW = (-1.0, -1.0, -1.0, 0.0)
 ACTION_HIGH = (1.0, 1.0, 1.0, 2.0)
 STATE_DIM = 18
+#: The network both learners are given: critics in the ensemble, MLP widths (LeRobot's default), and
+#: the gripper as a 3-way discrete critic.
+NUM_CRITICS = 2
+HIDDEN_DIMS = (256, 256)
+GRIPPER_CHOICES = 3
 #: The narrowest demo range :func:`state_scale_of` maps onto [-1, 1], in the feature's own units
 #: (metres, radians, rad/s; the gripper's 0-255 is far wider): 1 cm of TCP travel is then at most 0.2.
 STATE_RANGE_FLOOR = 0.1
@@ -541,7 +546,7 @@ def robot_rl_overrides(spec: dict[str, Any]) -> list[str]:
             "train.eval_video_episodes=0", f"train.demos={spec['demo_dir']}", "train.scripted_demos=0",
             "train.demo_fraction=0.5", f"train.batch_size={spec['batch_size']}", f"train.utd_ratio={spec['utd']}",
             f"train.learning_starts={spec['learning_starts']}", f"agent.discount={spec['discount']}",
-            "agent.hidden_dims=[256, 256]", "agent.num_critics=2", "agent.gripper_critic=true",
+            f"agent.hidden_dims={list(HIDDEN_DIMS)}", f"agent.num_critics={NUM_CRITICS}", "agent.gripper_critic=true",
             f"train.run_dir={spec['run_dir']}"]
     if spec.get("init_temperature") is not None:
         sets.append(f"agent.init_temperature={spec['init_temperature']}")
@@ -597,19 +602,25 @@ def lerobot_update_hz(log_text: str, utd: int) -> float | None:
     return statistics.median(hz) * utd if hz else None
 
 
+def lerobot_stats() -> dict[str, Any]:
+    """LeRobot's ``dataset_stats`` for the state and the continuous action (its MIN_MAX ranges).
+
+    LeRobot 0.4.4's actor and learner never apply these (neither builds the SAC pre/post
+    processors that would); the env and the dataset already hold the state scaled
+    (:func:`state_scale_of`), so the state's are the identity that MIN_MAX would be on it."""
+    return {"observation.state": {"min": [-1.0] * STATE_DIM, "max": [1.0] * STATE_DIM},
+            "action": {"min": list(ACTION_LOW[:3]), "max": list(ACTION_HIGH[:3])}}
+
+
 def lerobot_config(spec: dict[str, Any]) -> dict[str, Any]:
     """LeRobot's TrainRLServerPipelineConfig of one run (its JSON, read by its own parser)."""
     feats: dict[str, Any] = {"observation.state": {"type": "STATE", "shape": [STATE_DIM]}}
-    # LeRobot 0.4.4's actor and learner never apply these (neither builds the SAC pre/post processors
-    # that would); the env and the dataset already hold the state scaled (state_scale_of), so they
-    # are the identity that MIN_MAX would be on it
-    stats: dict[str, Any] = {"observation.state": {"min": [-1.0] * STATE_DIM, "max": [1.0] * STATE_DIM}}
+    stats = lerobot_stats()
     if spec["obs"] == "pixels":
         for cam in ("front", "wrist"):
             feats[f"observation.images.{cam}"] = {"type": "VISUAL", "shape": [3, IMAGE_SIZE, IMAGE_SIZE]}
             stats[f"observation.images.{cam}"] = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
     action = {"action": {"type": "ACTION", "shape": [3]}}
-    stats["action"] = {"min": list(ACTION_LOW[:3]), "max": list(ACTION_HIGH[:3])}
     return {
         "output_dir": spec["run_dir"], "job_name": "vs_robot_rl", "seed": spec["seed"],
         # LeRobot's learner concatenates a batch_size batch from its online buffer with one from its
@@ -631,7 +642,7 @@ def lerobot_config(spec: dict[str, Any]) -> dict[str, Any]:
         "policy": {"type": "sac", "device": "cpu", "storage_device": "cpu", "push_to_hub": False,
                    "use_torch_compile": False, "online_steps": spec["env_steps"],
                    "online_step_before_learning": spec["learning_starts"], "utd_ratio": spec["utd"],
-                   "discount": spec["discount"], "num_critics": 2, "num_discrete_actions": 3,
+                   "discount": spec["discount"], "num_critics": NUM_CRITICS, "num_discrete_actions": GRIPPER_CHOICES,
                    **({"temperature_init": spec["init_temperature"]} if spec.get("init_temperature") is not None
                       else {}),
                    "online_buffer_capacity": max(spec["env_steps"], 1000),
@@ -801,7 +812,7 @@ def child_robot_rl_update_speed(spec: dict[str, Any]) -> dict[str, float]:
 
     torch.set_num_threads(1)
     obs_space = gym.spaces.Dict({"state": gym.spaces.Box(-np.inf, np.inf, (STATE_DIM,), np.float32)})
-    learner = Learner(AgentConfig(hidden_dims=(256, 256), num_critics=2, gripper_critic=True,
+    learner = Learner(AgentConfig(hidden_dims=HIDDEN_DIMS, num_critics=NUM_CRITICS, gripper_critic=True,
                                   discount=spec["discount"], init_temperature=spec["init_temperature"]),
                       TrainConfig(batch_size=spec["batch_size"], learning_starts=0, demo_fraction=0.5,
                                   compile=spec["compile"]),
@@ -837,9 +848,8 @@ def child_lerobot_update_speed(spec: dict[str, Any]) -> dict[str, float]:
     torch.manual_seed(0)
     cfg = SACConfig(input_features={"observation.state": PolicyFeature(FeatureType.STATE, (STATE_DIM,))},
                     output_features={"action": PolicyFeature(FeatureType.ACTION, (3,))},
-                    dataset_stats={"observation.state": {"min": [-1.0] * STATE_DIM, "max": [1.0] * STATE_DIM},
-                                   "action": {"min": list(ACTION_LOW[:3]), "max": list(ACTION_HIGH[:3])}},
-                    device="cpu", storage_device="cpu", num_critics=2, num_discrete_actions=3,
+                    dataset_stats=lerobot_stats(), device="cpu", storage_device="cpu", num_critics=NUM_CRITICS,
+                    num_discrete_actions=GRIPPER_CHOICES,
                     discount=spec["discount"], temperature_init=spec["init_temperature"],
                     use_torch_compile=spec["compile"])
     policy = SACPolicy(cfg)

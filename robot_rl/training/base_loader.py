@@ -20,6 +20,8 @@ observations); anything else is one line naming the file.
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping, TypeVar
 
@@ -47,6 +49,8 @@ from robot_rl.training.saved_policy import build_policy, read_run, recorded_obse
 
 #: The checkpoint ``kind`` ``robot-rl train-bc`` writes.
 BC_KIND = "bc"
+#: ``robot-rl train-bc``'s own sim evaluation, in its run directory beside ``checkpoint/``
+EVAL_FILE = "eval.json"
 
 Obs = Mapping[str, np.ndarray]
 T = TypeVar("T")
@@ -113,3 +117,20 @@ def network_policy(network: BCNetwork, source: str, obs_space: gym.spaces.Dict, 
                    ensemble_decay: float) -> BCPolicy:
     """A BC network as a base policy: its chunks, temporally ensembled."""
     return BCPolicy(network, source, obs_space, action_space, ensemble_decay)
+
+
+def recorded_bc_success(source: str) -> tuple[float, Path] | None:
+    """``robot-rl train-bc``'s own sim eval success for a BC run directory or its checkpoint, and
+    the file it came from; None when there is none (a real cell's BC run, or a checkpoint moved on
+    its own) or the file is not a readable eval record: advice is never worth failing a run for."""
+    where = Path(source)
+    for folder in (where, where.parent):
+        path = folder / EVAL_FILE
+        try:
+            rate = json.loads(path.read_text(encoding="utf-8"))["success_rate"]
+        except (OSError, ValueError, TypeError, KeyError):
+            continue
+        if isinstance(rate, (int, float)) and not isinstance(rate, bool) and math.isfinite(rate) \
+                and 0.0 <= rate <= 1.0:
+            return float(rate), path
+    return None

@@ -26,9 +26,7 @@ with ``agent.base.mode: none`` every answer leaves the run as it was.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
-import math
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -43,7 +41,7 @@ from robot_rl.agents.warm_start import WarmStartError, warm_start_actor
 from robot_rl.config import Config
 from robot_rl.data.transition import Step
 from robot_rl.errors import ConfigError
-from robot_rl.training.base_loader import load_base_policy
+from robot_rl.training.base_loader import load_base_policy, recorded_bc_success
 from robot_rl.training.checkpoint import CheckpointError, checkpoint_exists
 
 log = logging.getLogger(__name__)
@@ -196,23 +194,6 @@ class BaseRun:
 #: Below this eval success of the BC policy itself, a warm start was slower than RLPD from scratch in
 #: every measured case (docs/learning.md, "Which to choose").
 WEAK_BC_SUCCESS = 0.5
-
-
-def recorded_bc_success(source: str) -> tuple[float, Path] | None:
-    """``robot-rl train-bc``'s own sim eval success for a BC run directory or its checkpoint, and
-    the file it came from; None when there is none (a real cell's BC run, or a checkpoint moved on
-    its own) or the file is not a readable eval record: advice is never worth failing a run for."""
-    where = Path(source)
-    for folder in (where, where.parent):
-        path = folder / "eval.json"
-        try:
-            rate = json.loads(path.read_text(encoding="utf-8"))["success_rate"]
-        except (OSError, ValueError, TypeError, KeyError):
-            continue
-        if isinstance(rate, (int, float)) and not isinstance(rate, bool) and math.isfinite(rate) \
-                and 0.0 <= rate <= 1.0:
-            return float(rate), path
-    return None
 
 
 def weak_bc_advice(source: str) -> str | None:

@@ -45,7 +45,7 @@ from robot_rl.data.durable import durable_write_text
 from robot_rl.data.recording import make_source, record
 from robot_rl.data.spaces import spaces_spec
 from robot_rl.errors import ConfigError, RobotRLError
-from robot_rl.training.base_loader import BC_KIND, network_policy
+from robot_rl.training.base_loader import BC_KIND, EVAL_FILE, network_policy
 from robot_rl.training.checkpoint import (
     CHECKPOINT_NAMES,
     CONFIG_FILE,
@@ -59,7 +59,6 @@ from robot_rl.training.progress import Progress
 
 log = logging.getLogger(__name__)
 
-EVAL_FILE = "eval.json"
 _RUN_FILES = (*CHECKPOINT_NAMES, "demos", CONFIG_FILE, EVAL_FILE)
 
 EnvFn = Callable[[Config, str], gym.Env]

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from robot_rl.training.base_rl import WEAK_BC_SUCCESS, recorded_bc_success, weak_bc_advice
+from robot_rl.training.base_loader import recorded_bc_success
+from robot_rl.training.base_rl import WEAK_BC_SUCCESS, weak_bc_advice
 
 
 def bc_run(tmp_path, record: object, raw: str | None = None):
