@@ -51,6 +51,8 @@ from robot_rl.training.saved_policy import build_policy, read_run, recorded_obse
 BC_KIND = "bc"
 #: ``robot-rl train-bc``'s own sim evaluation, in its run directory beside ``checkpoint/``
 EVAL_FILE = "eval.json"
+#: The largest eval record read back (train-bc's holds one length per episode: a few kB).
+MAX_EVAL_FILE_BYTES = 1 << 20
 
 Obs = Mapping[str, np.ndarray]
 T = TypeVar("T")
@@ -122,12 +124,16 @@ def network_policy(network: BCNetwork, source: str, obs_space: gym.spaces.Dict, 
 def recorded_bc_success(source: str) -> tuple[float, Path] | None:
     """``robot-rl train-bc``'s own sim eval success for a BC run directory or its checkpoint, and
     the file it came from; None when there is none (a real cell's BC run, or a checkpoint moved on
-    its own) or the file is not a readable eval record: advice is never worth failing a run for."""
+    its own) or the file is not a readable eval record: advice is never worth failing a run for.
+    Only a regular file of at most ``MAX_EVAL_FILE_BYTES`` is read (a FIFO would block the open)."""
     where = Path(source)
     for folder in (where, where.parent):
         path = folder / EVAL_FILE
         try:
-            rate = json.loads(path.read_text(encoding="utf-8"))["success_rate"]
+            if not path.is_file() or path.stat().st_size > MAX_EVAL_FILE_BYTES:
+                continue
+            with path.open("rb") as f:
+                rate = json.loads(f.read(MAX_EVAL_FILE_BYTES + 1).decode("utf-8"))["success_rate"]
         except (OSError, ValueError, TypeError, KeyError):
             continue
         if isinstance(rate, (int, float)) and not isinstance(rate, bool) and math.isfinite(rate) \

@@ -4,10 +4,12 @@ pointing to RLPD from scratch; a missing or unreadable eval record is no advice,
 from __future__ import annotations
 
 import json
+import os
+import time
 
 import pytest
 
-from robot_rl.training.base_loader import recorded_bc_success
+from robot_rl.training.base_loader import MAX_EVAL_FILE_BYTES, recorded_bc_success
 from robot_rl.training.base_rl import WEAK_BC_SUCCESS, weak_bc_advice
 
 
@@ -46,3 +48,15 @@ def test_no_record_or_a_module_factory_source_is_no_advice(tmp_path):
     assert weak_bc_advice("some.module:factory") is None
     (tmp_path / "eval.json").mkdir()  # a folder where the file should be
     assert weak_bc_advice(str(tmp_path)) is None
+
+
+def test_a_fifo_or_a_huge_record_is_no_advice_and_does_not_block(tmp_path):
+    run = tmp_path / "bc_run"
+    run.mkdir()
+    os.mkfifo(run / "eval.json")  # open() on it would wait for a writer forever
+    start = time.monotonic()
+    assert weak_bc_advice(str(run)) is None and time.monotonic() - start < 5.0
+    huge = tmp_path / "huge"
+    huge.mkdir()
+    (huge / "eval.json").write_text('{"success_rate": 0.1, "pad": "' + "x" * MAX_EVAL_FILE_BYTES + '"}')
+    assert recorded_bc_success(str(huge)) is None
