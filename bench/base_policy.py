@@ -188,7 +188,8 @@ def run_bc(task: str, seed: int, root: Path, args: argparse.Namespace) -> dict[s
     start = time.perf_counter()
     result = train_bc(cfg, force=True)
     assert result.eval is not None
-    return {"success": result.eval.success_rate, "loss": result.loss, "wall_s": round(time.perf_counter() - start, 1),
+    return {"success": result.eval.success_rate, "failed_left_out": result.failed_left_out,
+            "loss": result.loss, "wall_s": round(time.perf_counter() - start, 1),
             "refused_episodes": len(result.faults)}
 
 

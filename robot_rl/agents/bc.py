@@ -120,6 +120,7 @@ class BCData:
     actions: np.ndarray  # (M, chunk, n) float32: the executed actions t .. t+chunk-1
     mask: np.ndarray  # (M, chunk) bool: which of them are demo actions of the same episode
     episodes: int  # episodes that gave at least one row
+    failed_left_out: int = 0  # episodes that never succeed, left out (bc.episodes: successful)
 
     def __len__(self) -> int:
         return int(self.actions.shape[0])
@@ -136,12 +137,19 @@ def demo_flags(steps: Sequence[Step], whole: bool) -> np.ndarray:
     return np.ones(len(steps), bool) if whole else np.array([bool(s.intervened) for s in steps], bool)
 
 
-def bc_data(episodes: Sequence[tuple[Sequence[Step], bool]], chunk: int) -> BCData:
-    """Rows for :class:`BCData` from ``(steps, whole)`` episodes (see :func:`demo_flags`)."""
+def bc_data(episodes: Sequence[tuple[Sequence[Step], bool]], chunk: int, successful_only: bool = False) -> BCData:
+    """Rows for :class:`BCData` from ``(steps, whole)`` episodes (see :func:`demo_flags`).
+
+    ``successful_only`` (``bc.episodes: successful``) leaves out every episode that never
+    succeeds: a regression to the mean action learns a failed demo's mistakes as readily as a
+    good demo's skill, and on a tight insertion a few misaimed demos pull the mean off the hole."""
     obs_rows: dict[str, list[np.ndarray]] = {}
     actions, masks = [], []
-    used = 0
+    used = failed = 0
     for steps, whole in episodes:
+        if successful_only and not any(s.success for s in steps):
+            failed += 1
+            continue
         flags = demo_flags(steps, whole)
         if not flags.any():
             continue
@@ -160,5 +168,5 @@ def bc_data(episodes: Sequence[tuple[Sequence[Step], bool]], chunk: int) -> BCDa
             for key, value in steps[t].obs.items():
                 obs_rows.setdefault(key, []).append(np.asarray(value))
     if not actions:
-        return BCData({}, np.zeros((0, chunk, 0), np.float32), np.zeros((0, chunk), bool), 0)
-    return BCData({k: np.stack(v) for k, v in obs_rows.items()}, np.stack(actions), np.stack(masks), used)
+        return BCData({}, np.zeros((0, chunk, 0), np.float32), np.zeros((0, chunk), bool), 0, failed)
+    return BCData({k: np.stack(v) for k, v in obs_rows.items()}, np.stack(actions), np.stack(masks), used, failed)

@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     evaluated = result.eval
     summary = {"task": cfg.task.name, "kind": "bc", "run_dir": str(result.run_dir),
                "checkpoint": str(result.run_dir / "checkpoint"), "demos": result.demos,
-               "demo_episodes": result.demo_episodes, "demo_steps": result.demo_steps, "chunk": cfg.bc.chunk,
+               "demo_episodes": result.demo_episodes, "failed_left_out": result.failed_left_out,
+               "demo_steps": result.demo_steps, "chunk": cfg.bc.chunk,
                "steps": result.steps, "loss": round(result.loss, 6), "wall_s": round(result.wall_s, 1),
                "eval_success_rate": None if evaluated is None else evaluated.success_rate,
                "eval_episodes": 0 if evaluated is None else evaluated.episodes,

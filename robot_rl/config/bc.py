@@ -11,7 +11,7 @@ prediction (0: a plain average).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Literal, Optional
 
 from robot_rl.config.loader import param
 
@@ -28,6 +28,9 @@ class BCConfig:
                        doc="future actions predicted per observation; > 1 ensembles overlapping chunks at run time")
     ensemble_decay: float = param(0.01, min=0.0, max=10.0,
                                   doc="temporal ensembling: chunk i (0 the oldest) weighs exp(-ensemble_decay * i)")
+    episodes: Literal["successful", "all"] = param(
+        "successful", doc="successful: learn only from demo episodes that succeed; all: from every episode "
+                          "(a failed demo's mistakes are learned as readily as a good one's skill)")
     steps: int = param(3000, min=1, max=10**7, doc="gradient steps")
     batch_size: int = param(256, min=1, max=65_536)
     learning_rate: float = param(1e-3, min=1e-8, max=1.0)

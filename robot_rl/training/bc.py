@@ -5,7 +5,8 @@ The run, top to bottom (:func:`train_bc`):
 1. The demos are read and checked before anything is written: a demo folder
    (``--demos``, else ``train.demos``) must hold episodes for the task's spaces with at
    least one demo step (:func:`robot_rl.agents.bc.bc_data`: every step of a demo folder,
-   the ``intervened`` steps of a replay log). Without one, in sim, ``train.scripted_demos``
+   the ``intervened`` steps of a replay log; with ``bc.episodes: successful``, the default,
+   only of episodes that succeed). Without one, in sim, ``train.scripted_demos``
    scripted demos (with ``train.scripted_demo_noise``) are recorded into ``<run_dir>/demos``
    as ``robot-rl train`` does.
 2. The run directory (``--run-dir``, else ``bc.run_dir``, else ``<train.run_dir>_bc``)
@@ -70,6 +71,7 @@ class BCResult:
     demos: str  # where the demos came from
     demo_episodes: int
     demo_steps: int  # rows trained on
+    failed_left_out: int  # demo episodes left out because they never succeed (bc.episodes: successful)
     steps: int
     loss: float  # mean loss over the last 100 steps
     wall_s: float
@@ -90,15 +92,22 @@ def _default_env(cfg: Config, role: str) -> gym.Env:
 
 
 def read_demo_folder(directory: str | Path, obs_space: gym.spaces.Dict, action_space: gym.spaces.Box,
-                     chunk: int) -> BCData:
-    """The BC rows of a demo folder or replay log; one DemoFormatError line when it gives none."""
+                     chunk: int, episodes_kept: str = "all") -> BCData:
+    """The BC rows of a demo folder or replay log (``episodes_kept``: ``bc.episodes``); one
+    DemoFormatError line when it gives none."""
     manifest = read_manifest(directory)  # a missing folder or manifest is one line
     episodes = load_demos(directory, obs_space, action_space)  # other spaces, damage, no episodes: one line
     whole = manifest.get("source") != REPLAY_SOURCE
-    data = bc_data([(steps, whole) for steps in episodes], chunk)
+    successful_only = episodes_kept == "successful"
+    data = bc_data([(steps, whole) for steps in episodes], chunk, successful_only=successful_only)
     if not len(data):
+        if successful_only and not any(step.success for steps in episodes for step in steps):
+            raise DemoFormatError(f"{directory}: none of its {len(episodes)} episodes succeeds (no step has "
+                                  "success set), and bc.episodes is 'successful'; for demos recorded without "
+                                  "success labels set bc.episodes=all")
         raise DemoFormatError(f"{directory}: no demo steps in its {len(episodes)} episodes (a replay log's demos "
-                              "are the steps a person drove, and none is marked intervened)")
+                              "are the steps a person drove, and none is marked intervened"
+                              + (" in an episode that succeeds)" if successful_only else ")"))
     return data
 
 
@@ -115,7 +124,7 @@ def _record_scripted(cfg: Config, run_dir: Path, env_fn: EnvFn, obs_space: gym.s
     if summary.saved < count:
         raise RobotRLError(f"the scripted expert succeeded in only {summary.saved} of {summary.attempted} "
                            f"episodes; cannot record {count} demos")
-    return read_demo_folder(run_dir / "demos", obs_space, action_space, cfg.bc.chunk)
+    return read_demo_folder(run_dir / "demos", obs_space, action_space, cfg.bc.chunk, cfg.bc.episodes)
 
 
 def fit(network: BCNetwork, data: BCData, cfg: Config, device: torch.device,
@@ -164,7 +173,8 @@ def train_bc(cfg: Config, *, demos: str | None = None, force: bool = False, env_
     try:
         obs_space, action_space = env.observation_space, env.action_space
         folder = demos or cfg.train.demos
-        data = read_demo_folder(folder, obs_space, action_space, cfg.bc.chunk) if folder else None  # before any write
+        data = (read_demo_folder(folder, obs_space, action_space, cfg.bc.chunk, cfg.bc.episodes)  # before any write
+                if folder else None)
         if data is None and (cfg.train.scripted_demos <= 0 or cfg.robot.backend != "sim"):
             raise ConfigError("train-bc has no demos: give --demos DIR (or train.demos); in sim, "
                               "train.scripted_demos > 0 records scripted ones")
@@ -175,7 +185,8 @@ def train_bc(cfg: Config, *, demos: str | None = None, force: bool = False, env_
             source = f"{cfg.train.scripted_demos} scripted episodes in {run_dir / 'demos'}"
         else:
             source = str(folder)
-        log.info("BC on %d demo steps of %d episodes from %s", len(data), data.episodes, source)
+        log.info("BC on %d demo steps of %d episodes from %s (%d that never succeed left out)", len(data),
+                 data.episodes, source, data.failed_left_out)
         device = resolve_device(cfg.train.device)
         network = BCNetwork(cfg.agent, obs_space, action_space, chunk=cfg.bc.chunk)
         progress = Progress("train-bc", total=cfg.bc.steps, enabled=cfg.train.progress, every_s=5.0)
@@ -187,8 +198,8 @@ def train_bc(cfg: Config, *, demos: str | None = None, force: bool = False, env_
         save_checkpoint(run_dir, {
             "kind": BC_KIND, "config": checkpoint_config(cfg), "spaces": spaces_spec(obs_space, action_space),
             "bc": {"policy": network.weights(), "steps": cfg.bc.steps, "loss": loss, "demo_steps": len(data),
-                   "demo_episodes": data.episodes, "demos": source}})
-        result = BCResult(run_dir, source, data.episodes, len(data), cfg.bc.steps, loss, 0.0)
+                   "demo_episodes": data.episodes, "failed_left_out": data.failed_left_out, "demos": source}})
+        result = BCResult(run_dir, source, data.episodes, len(data), data.failed_left_out, cfg.bc.steps, loss, 0.0)
         if cfg.robot.backend == "sim" and cfg.train.eval_episodes > 0:
             result.eval, result.faults = _evaluate(network, cfg, env, data)
             durable_write_text(run_dir / EVAL_FILE, jsonio.dumps(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -40,6 +42,22 @@ def test_in_a_replay_log_only_the_intervened_steps_are_demos():
     # step 2's next action (step 3) was the policy's, not the person's: masked
     assert data.mask.tolist() == [[True, True], [True, False], [True, False]]
     np.testing.assert_allclose(data.actions[0], [[0.1, -0.1], [0.2, -0.2]])
+
+
+def succeeded(steps: list[Step], at: int) -> list[Step]:
+    """The same episode with ``success`` set from step ``at`` on."""
+    return [dataclasses.replace(s, success=s.step >= at) for s in steps]
+
+
+def test_successful_only_leaves_out_the_episodes_that_never_succeed_and_counts_them():
+    episodes = [(succeeded(episode(4), at=3), True), (episode(5), True),
+                (succeeded(episode(6, [False, True, True, False, False, False]), at=5), False),
+                (episode(3, [True] * 3), False)]
+    data = bc_data(episodes, chunk=1, successful_only=True)
+    assert (data.episodes, data.failed_left_out) == (2, 2)
+    assert data.obs["state"][:, 0].tolist() == [0, 1, 2, 3, 1, 2]  # the whole demo, then the person's steps
+    every = bc_data(episodes, chunk=1)
+    assert (every.episodes, every.failed_left_out, len(every)) == (4, 0, 4 + 5 + 2 + 3)
 
 
 def test_no_demo_step_gives_no_rows():

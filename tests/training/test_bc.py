@@ -280,6 +280,7 @@ def test_a_run_is_never_replaced_without_force(bc_run, demos, tmp_path):
     ("bc.ensemble_decay=.nan", "'bc.ensemble_decay'"),
     ("bc.learning_rate=-1", "'bc.learning_rate' = -1"),
     ("bc.steps=1e12", "'bc.steps'"),
+    ("bc.episodes=failed", "'bc.episodes'"),
     ("bc.chunks=2", "unknown key 'bc.chunks' (did you mean 'bc.chunk'?)"),
 ])
 def test_bc_config_keys_are_checked_like_every_key(override, fragment):
@@ -289,3 +290,49 @@ def test_bc_config_keys_are_checked_like_every_key(override, fragment):
     with pytest.raises(ConfigError) as err:
         load_config("configs/pick_cube.yaml", [override])
     assert fragment in one_line(err)
+
+
+class AwayExpert(PointExpert):
+    """A demonstrator who gets it wrong: moves away from the goal, never succeeds."""
+
+    def act(self, obs):
+        action = super().act(obs)
+        action[:2] *= -1.0
+        return action
+
+
+def write_mixed_demos(folder: Path, good: int, failed: int) -> Path:
+    """``good`` expert episodes and ``failed`` failed ones (kept, as a person's recorder keeps them)."""
+    env = make_point_env()
+    writer = DemoWriter(folder, env.observation_space, env.action_space, source="scripted", force=True)
+    record(env, PointExpert(env), writer, good, seed=5)
+    if failed:
+        record(env, AwayExpert(env), writer, failed, seed=50, only_success=False)
+    return folder
+
+
+def test_failed_demo_episodes_are_left_out_by_default_and_counted(tmp_path):
+    demos = write_mixed_demos(tmp_path / "mixed", good=30, failed=30)
+    kept = train_bc(make_cfg(tmp_path / "kept"), demos=str(demos), env_fn=point_env)
+    assert (kept.demo_episodes, kept.failed_left_out) == (30, 30)
+    state, _ = load_checkpoint(tmp_path / "kept", buffer_names=())
+    assert state["bc"]["failed_left_out"] == 30 and state["bc"]["demo_episodes"] == 30
+    cfg = make_cfg(tmp_path / "all")
+    cfg.bc.episodes = "all"
+    every = train_bc(cfg, demos=str(demos), env_fn=point_env)
+    assert (every.demo_episodes, every.failed_left_out) == (60, 0)
+    # the failed half pulls the regressed mean off the goal; left out, BC learns the skill
+    assert kept.eval.success_rate >= 0.8, kept.eval
+    assert every.eval.success_rate <= kept.eval.success_rate - 0.5, (every.eval, kept.eval)
+
+
+def test_demos_that_never_succeed_are_one_line_naming_the_key_and_nothing_is_written(tmp_path):
+    demos = write_mixed_demos(tmp_path / "failed", good=0, failed=3)
+    with pytest.raises(DemoFormatError) as err:
+        train_bc(make_cfg(tmp_path / "run"), demos=str(demos), env_fn=point_env)
+    assert one_line(err) == (f"{demos}: none of its 3 episodes succeeds (no step has success set), and bc.episodes "
+                             "is 'successful'; for demos recorded without success labels set bc.episodes=all")
+    assert not (tmp_path / "run").exists()
+    cfg = make_cfg(tmp_path / "run", steps=20)
+    cfg.bc.episodes = "all"
+    assert train_bc(cfg, demos=str(demos), env_fn=point_env).demo_episodes == 3
