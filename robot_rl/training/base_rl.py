@@ -204,11 +204,13 @@ def weak_bc_advice(source: str) -> str | None:
     that policy's own rollouts: from a poor BC policy it explores little and climbs slowly (on a
     harder insertion variant, from BC at 0-25%, it stayed at or below 75% after 10,000 env steps
     with a constant, a fading or a Q-filtered BC term, or none, where RLPD reached 95% in
-    4,000-6,000; docs/learning.md)."""
+    4,000-6,000; from BC at 40% with the failed demos left out, likewise). Not always: with 5
+    demos on a peg variant, from BC at 15%, it reached 95% where RLPD did not (docs/learning.md)."""
     recorded = recorded_bc_success(source)
     if recorded is None or recorded[0] >= WEAK_BC_SUCCESS:
         return None
     rate, path = recorded
     return (f"warm start from a BC policy at {rate:.0%} eval success ({path}): from BC policies this weak, "
-            f"RLPD from scratch (agent.base.mode: none, the same demos) reached 95% sooner in every measured "
-            f"case; a warm start pays off from about {WEAK_BC_SUCCESS:.0%} (docs/learning.md, Start from a policy)")
+            f"RLPD from scratch (agent.base.mode: none, the same demos) reached 95% sooner in most measured "
+            f"cases; a warm start paid off reliably from about {WEAK_BC_SUCCESS:.0%} (docs/learning.md, Start from a "
+            "policy)")
