@@ -92,7 +92,7 @@ def _default_env(cfg: Config, role: str) -> gym.Env:
 
 
 def read_demo_folder(directory: str | Path, obs_space: gym.spaces.Dict, action_space: gym.spaces.Box,
-                     chunk: int, episodes_kept: str = "all") -> BCData:
+                     chunk: int, episodes_kept: str) -> BCData:
     """The BC rows of a demo folder or replay log (``episodes_kept``: ``bc.episodes``); one
     DemoFormatError line when it gives none."""
     manifest = read_manifest(directory)  # a missing folder or manifest is one line
@@ -101,7 +101,7 @@ def read_demo_folder(directory: str | Path, obs_space: gym.spaces.Dict, action_s
     successful_only = episodes_kept == "successful"
     data = bc_data([(steps, whole) for steps in episodes], chunk, successful_only=successful_only)
     if not len(data):
-        if successful_only and not any(step.success for steps in episodes for step in steps):
+        if successful_only and data.failed_left_out == len(episodes):  # no step of any episode has success set
             raise DemoFormatError(f"{directory}: none of its {len(episodes)} episodes succeeds (no step has "
                                   "success set), and bc.episodes is 'successful'; for demos recorded without "
                                   "success labels set bc.episodes=all")
