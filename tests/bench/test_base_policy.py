@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from bench_runs import ROOT, run_bench
 
@@ -35,9 +37,9 @@ def test_a_tiny_run_of_every_arm_ends_with_its_json_line_and_png(tmp_path):
     pytest.importorskip("mujoco")
     out = tmp_path / "bench"
     record, lines = run_bench("base_policy.py", "--tasks", "pick_cube_hard", *TINY, "--demo-failed", "0.5",
-                              "--out", str(out), timeout=900)
-    assert {"target", "budget", "eval_every", "eval_episodes", "dip_window", "view", "demo_flaws", "overrides",
-            "wall_s", "results"} <= set(record)
+                              "--late-after", "100", "--out", str(out), timeout=900)
+    assert {"target", "budget", "eval_every", "eval_episodes", "dip_window", "late_after", "view", "demo_flaws",
+            "overrides", "wall_s", "results"} <= set(record)
     assert record["budget"] == 200 and record["view"] == "state" and record["demo_flaws"]["failed"] == 0.5
     result = record["results"]["pick_cube_hard_state_2demos"]
     assert result["seeds"] == [0]
@@ -45,11 +47,12 @@ def test_a_tiny_run_of_every_arm_ends_with_its_json_line_and_png(tmp_path):
     assert 0.0 <= result["bc"]["success"][0] <= 1.0
     for arm in ("rlpd", "warm_start", "residual"):
         figures = result[arm]
-        assert {"steps", "median", "reached", "best_success", "dip", "worst_dip", "wall_s"} <= set(figures)
+        assert {"steps", "median", "reached", "best_success", "dip", "worst_dip", "dip_chance",
+                "wall_s"} <= set(figures)
         assert figures["reached"] in ("0/1", "1/1") and len(figures["steps"]) == 1
         assert figures["steps"][0] is None or 0 < figures["steps"][0] <= 200
         dip = figures["dip"][0]  # lowest eval success in the first 2,000 steps minus BC's
-        assert -1.0 <= dip <= 1.0
+        assert -1.0 <= dip <= 1.0 and 0.0 <= figures["dip_chance"][0] <= 1.0
         assert any(f"seed=0 {arm}:" in line for line in lines)
     png = Path(result["png"])
     assert png == out / "pick_cube_hard_state_2demos.png"
@@ -63,6 +66,9 @@ def test_a_tiny_run_of_every_arm_ends_with_its_json_line_and_png(tmp_path):
     for arm in ("warm_start", "residual"):
         c = runs[0][arm]["curve"]
         assert result[arm]["dip"][0] == pytest.approx(min(y for _, y in c) - runs[0]["bc"]["success"])
+        late = [y for x, y in c if x > 100]  # --late-after 100: the evaluation at 200, where the run got that far
+        assert result[arm]["late_dip"][0] == (pytest.approx(min(late) - runs[0]["bc"]["success"]) if late else None)
+        assert (result[arm]["late_dip_chance"][0] is None) == (not late)
     assert (out / "pick_cube_hard_state_2demos_seed0" / "bc" / "eval.json").is_file()
 
 
@@ -72,9 +78,28 @@ def test_the_dip_and_the_median_count_what_they_state(monkeypatch):
     assert bench.dip(curve, 0.6, 2000) == pytest.approx(-0.4)  # the 3000-step point is past the window
     assert bench.dip(curve, 0.1, 2000) == pytest.approx(0.1)
     assert bench.dip([], 0.6, 2000) is None and bench.dip(curve, None, 2000) is None
+    # the late dip: every evaluation after the first 1,000 env steps, to the run's end
+    assert bench.dip(curve, 0.6, math.inf, after=1000) == pytest.approx(-0.6)
+    assert bench.dip(curve[:1], 0.6, math.inf, after=1000) is None
     assert bench.median_steps([1000, None, 3000]) == 3000  # a seed not reached counts as above the budget
     assert bench.median_steps([1000, None, None]) is None
     assert bench.median_steps([2000, 1000, 4000]) == 2000
+
+
+def test_the_dip_chance_is_what_noise_alone_gives_a_policy_as_good_as_bc(monkeypatch):
+    bench = load_bench(monkeypatch)
+    # the same figure drawn: BC's eval and two window evals, 20 episodes each, all at 70%
+    rng = np.random.default_rng(0)
+    bc, e1, e2 = (rng.binomial(20, 0.7, 200_000) for _ in range(3))
+    for dip in (0.0, -0.1, -0.15, -0.3):
+        drawn = float(np.mean(np.minimum(e1, e2) - bc <= round(dip * 20)))
+        assert bench.dip_chance(dip, 0.7, 2, 20) == pytest.approx(drawn, abs=0.005)
+    assert 0.25 < bench.dip_chance(-0.15, 0.7, 2, 20) < 0.35  # about 3 runs in 10, as the docs say
+    assert bench.dip_chance(-0.15, 0.7, 1, 20) < bench.dip_chance(-0.15, 0.7, 2, 20)  # more evals, more chance
+    assert bench.dip_chance(-0.15, 0.7, 2, 100) < 0.05  # more episodes, less
+    assert bench.dip_chance(-0.05, 1.0, 2, 20) == 0.0 and bench.dip_chance(0.0, 1.0, 2, 20) == 1.0
+    assert bench.dip_chance(None, 0.7, 2, 20) is None and bench.dip_chance(-0.1, None, 2, 20) is None
+    assert bench.dip_chance(-0.1, 0.7, 0, 20) is None
 
 
 def run_script(*args: str) -> subprocess.CompletedProcess:
@@ -132,5 +157,5 @@ def test_pixels_runs_the_tasks_robots_view_config_with_the_variants_parameters(m
     assert cfg.agent.encoder == view.agent.encoder and cfg.seed == 3
     assert cfg.train.eval_episodes == 20 and cfg.train.eval_video_episodes == 0
     with pytest.raises(SystemExit) as exit_:  # a variant whose task has no robot's-view config: one line, exit 2
-        bench.parse_args(["--pixels", "--tasks", "plug_insert_hard", "--out", str(tmp_path / "b")])
+        bench.parse_args(["--pixels", "--tasks", "connector_insert", "--out", str(tmp_path / "b")])
     assert exit_.value.code == 2

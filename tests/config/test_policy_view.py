@@ -74,5 +74,7 @@ def test_the_benches_find_each_tasks_robots_view_config():
     from robot_rl.paths import pixels_config
 
     assert pixels_config("pick_cube") == "pick_cube_pixels" and pixels_config("peg_insert") == "peg_insert_pixels"
+    assert pixels_config("plug_insert") == "plug_insert_pixels"
     assert pixels_config("no_such_task") is None
-    assert load_config(f"configs/{pixels_config('peg_insert')}.yaml").env.obs_mode == "pixels"
+    for task in ("peg_insert", "plug_insert"):
+        assert load_config(f"configs/{pixels_config(task)}.yaml").env.obs_mode == "pixels"
