@@ -119,6 +119,8 @@ def run_script(*args: str) -> subprocess.CompletedProcess:
     (["--budget", "1e99"], "--budget: invalid int value"),
     (["--budget", "0"], "--budget 0: must be at least 1"),
     (["--demos", "0"], "--demos 0: must be at least 1"),
+    (["--late-after", "-1"], "--late-after -1: must be at least 0"),
+    (["--dip-window", "-5"], "--dip-window -5: must be at least 0"),
     (["--seeds", "1", "1"], "--seeds [1, 1]: each value once"),
     (["--target", "nan"], "--target nan"),
     (["--eval-episodes", "-3"], "--eval-episodes -3"),
