@@ -252,6 +252,15 @@ def dip_chance(dip_value: float | None, bc_success: float | None, evals: int, ep
     return round(min(chance, 1.0), 4)
 
 
+def dip_and_chance(curve: Sequence[tuple[float, float]], bc_success: float | None, window: float,
+                   episodes: int, after: float = -math.inf) -> tuple[float | None, float | None]:
+    """:func:`dip` over the evaluations after ``after`` and at or before ``window``, and its
+    :func:`dip_chance` over the same evaluations (one filter, so the two cannot disagree)."""
+    evals = sum(after < x <= window for x, _ in curve)
+    value = dip(curve, bc_success, window, after=after)
+    return value, dip_chance(value, bc_success, evals, episodes)
+
+
 # --- summaries ----------------------------------------------------------------------------
 
 
@@ -280,9 +289,9 @@ def summarize(runs: Sequence[dict[str, Any]], arms: Sequence[str], args: argpars
                     "reached": f"{sum(s is not None for s in steps)}/{len(steps)}",
                     "best_success": [r[arm]["best_success"] for r in runs if arm in r],
                     "dip": [r[arm]["dip"] for r in runs if arm in r], "worst_dip": min(dips) if dips else None,
-                    "dip_chance": [r[arm].get("dip_chance") for r in runs if arm in r],
-                    "late_dip": [r[arm].get("late_dip") for r in runs if arm in r],
-                    "late_dip_chance": [r[arm].get("late_dip_chance") for r in runs if arm in r],
+                    "dip_chance": [r[arm]["dip_chance"] for r in runs if arm in r],
+                    "late_dip": [r[arm]["late_dip"] for r in runs if arm in r],
+                    "late_dip_chance": [r[arm]["late_dip_chance"] for r in runs if arm in r],
                     "wall_s": round(sum(r[arm]["wall_s"] for r in runs if arm in r), 1)}
     return out
 
@@ -330,13 +339,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                 for arm in (a for a in arms if a != "bc"):
                     run[arm] = run_rl(task, arm, seed, root, args)
                     bc_success, curve = run.get("bc", {}).get("success"), run[arm]["curve"]
-                    run[arm]["dip"] = dip(curve, bc_success, args.dip_window)
-                    run[arm]["dip_chance"] = dip_chance(run[arm]["dip"], bc_success,
-                                                        sum(x <= args.dip_window for x, _ in curve), args.eval_episodes)
-                    run[arm]["late_dip"] = dip(curve, bc_success, math.inf, after=args.late_after)
-                    run[arm]["late_dip_chance"] = dip_chance(run[arm]["late_dip"], bc_success,
-                                                             sum(x > args.late_after for x, _ in curve),
-                                                             args.eval_episodes)
+                    run[arm]["dip"], run[arm]["dip_chance"] = dip_and_chance(
+                        curve, bc_success, args.dip_window, args.eval_episodes)
+                    run[arm]["late_dip"], run[arm]["late_dip_chance"] = dip_and_chance(
+                        curve, bc_success, math.inf, args.eval_episodes, after=args.late_after)
                     reached = run[arm]["steps"]
                     print(f"{task} {view} demos={demos} seed={seed} {arm}: "
                           + (f"reached {args.target:.0%} at {reached} env steps" if reached is not None
