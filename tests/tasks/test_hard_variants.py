@@ -48,6 +48,13 @@ def test_the_insertions_have_less_clearance_and_start_further_off(task):
     assert all(h > b for h, b in zip(hard.start_pos_range[:2], base.start_pos_range[:2]))
 
 
+@pytest.mark.parametrize("task, key", [("peg_insert", "hole_xy_range"), ("plug_insert", "socket_xy_range")])
+def test_the_insertions_board_moves_every_episode_on_the_variant_only(task, key):
+    """Where the hole is, only the images say from the robot's view: the variant's difficulty from pixels."""
+    base, hard = load(task).task.params, load(f"{task}_hard").task.params
+    assert tuple(getattr(base, key)) == (0.0, 0.0) and min(getattr(hard, key)) > 0
+
+
 def test_plug_insert_hard_starts_turned_further_but_within_the_turn_the_workspace_allows():
     cfg = load("plug_insert_hard")
     assert cfg.task.params.start_yaw_range > load("plug_insert").task.params.start_yaw_range
@@ -62,6 +69,8 @@ def test_plug_insert_hard_starts_turned_further_but_within_the_turn_the_workspac
     ("peg_insert_hard", "start_pos_range", "1e308", "task.params.start_pos_range"),
     ("plug_insert_hard", "start_yaw_range", "-0.1", "'task.params.start_yaw_range' = -0.1 is out of range"),
     ("plug_insert_hard", "clearance", "tight", "task.params.clearance"),
+    ("peg_insert_hard", "hole_xy_range", "[.nan, 0.03]", "must be a finite number"),
+    ("plug_insert_hard", "socket_xy_range", "[0.03, -1]", "'task.params.socket_xy_range[1]' = -1.0 is out of range"),
 ])
 def test_a_bad_variant_value_is_one_line_naming_the_key_and_exit_2(capsys, tmp_path, task, key, value, fragment):
     run_dir = tmp_path / "run"

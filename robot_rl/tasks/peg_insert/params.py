@@ -18,6 +18,9 @@ class PegInsertParams:
     peg_protrusion: float = param(0.04, min=0.01, max=0.1, doc="peg length below the TCP, metres")
     clearance: float = param(0.002, min=0.0002, max=0.002, doc="hole width minus peg width, metres")
     hole_xy: tuple[float, float] = (0.55, 0.0)
+    hole_xy_range: tuple[float, float] = param(
+        (0.0, 0.0), min=0.0, max=0.05,
+        doc="+- metres in x and y: the board (and its hole) moves this far from hole_xy each episode")
     board_half_size: float = param(0.06, min=0.03, max=0.15)
     board_thickness: float = param(0.03, min=0.015, max=0.08)
     insert_depth: float = param(0.015, min=0.002, max=0.05)

@@ -22,6 +22,7 @@ class PegInsertScenarios(InsertionScenarios):
     def __init__(self, env: gym.Env, collect: RewardCollectConfig, seed: int | None = None) -> None:
         super().__init__(env, collect, seed)
         self.expert = PegInsertExpert(env, noise=0.0, seed=seed)
+        self.expert.retry_on_rim = False  # hold a push where the board stops it
 
     def setup(self) -> None:
         self.expert.reset()

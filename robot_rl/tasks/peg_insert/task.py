@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_rl.sim.fixture import MovingFixture
 from robot_rl.sim.model import FINGER_TRAVEL, SceneParts
 from robot_rl.sim.task import SimTask
 from robot_rl.tasks.peg_insert.backward import PegInsertSpec
@@ -35,6 +36,7 @@ class PegInsert(SimTask):
     def bind(self, world) -> None:
         super().bind(world)
         self._hole_site = world.model.site("hole").id
+        self.board = MovingFixture(world, "board", self.params.hole_xy_range)
 
     def start_gripper(self) -> float:
         """Fingers closed on the peg."""
@@ -49,15 +51,17 @@ class PegInsert(SimTask):
         return world.data.site_xpos[world.tcp_site] + self.params.peg_protrusion * tool_z
 
     def place_objects(self, rng: np.random.Generator) -> None:
-        """The board is fixed and the peg is in the hand: nothing to place."""
+        """The peg is in the hand; the board moves within ``hole_xy_range`` (fixed where that is zero)."""
+        self.board.place(rng)
 
     def object_in_start_range(self) -> bool:
-        """The peg starts out of the hole, above the board, within the start range."""
+        """The peg starts out of the hole, above the board, within the start range; the board within its range."""
         tip = self.peg_tip()
         centre = np.asarray(self.cfg.robot.reset_pos)
         tcp = self._world().data.site_xpos[self._world().tcp_site]
         return bool(tip[2] > self.hole_top()[2] + 1e-3
-                    and np.all(np.abs(tcp - centre) <= np.asarray(self.params.start_pos_range) + 2e-3))
+                    and np.all(np.abs(tcp - centre) <= np.asarray(self.params.start_pos_range) + 2e-3)
+                    and self.board.in_range())
 
     def task_state(self) -> np.ndarray:
         tip = self.peg_tip()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robot_rl.sim.experts import ScriptedExpert
+from robot_rl.sim.experts import RimDetector, ScriptedExpert
 from robot_rl.tasks.plug_insert.geometry import quat_yaw, turn_action, wrap_angle
 
 
@@ -13,7 +13,8 @@ class PlugInsertExpert(ScriptedExpert):
 
     The state it reads is the task's: plug tip (3), tip relative to the slot's top centre
     (3), plug yaw relative to the slot (1). Besides the motion the base class steers, it
-    turns the commanded yaw toward the slot's, as a set-point like the position.
+    turns the commanded yaw toward the slot's, as a set-point like the position. A push
+    stuck on the slot's rim aligns again (:class:`~robot_rl.sim.experts.RimDetector`).
     """
 
     align_xy = 0.0008  # metres: tip over the slot's centre before pushing down
@@ -21,8 +22,11 @@ class PlugInsertExpert(ScriptedExpert):
     #: Scenario drivers turn the plug this far off the slot's yaw on purpose (a plug that cannot go in).
     yaw_offset = 0.0
 
+    retry_on_rim = True  # the reward scenarios turn it off: they hold a push where the board stops it
+
     def reset(self) -> None:
         self.phase = "align"
+        self.rim = RimDetector(enabled=self.retry_on_rim)
 
     def goal_distance(self) -> float:
         return float(np.linalg.norm(self.task_state()[3:6]))  # plug tip relative to the slot
@@ -41,9 +45,11 @@ class PlugInsertExpert(ScriptedExpert):
             target_tip = np.array([socket[0], socket[1], socket[2] + 0.01])
             if xy_err < self.align_xy and yaw_err < self.align_yaw and tip[2] < socket[2] + 0.02:
                 self.phase = "insert"
+                self.rim.start_push()
         if self.phase == "insert":
             target_tip = np.array([socket[0], socket[1], socket[2] - self.params.insert_depth - 0.01])
-            if (xy_err > 0.003 or yaw_err > 0.04) and tip[2] > socket[2]:
+            stuck = self.rim.stuck(tip[2], socket[2])
+            if stuck or ((xy_err > 0.003 or yaw_err > 0.04) and tip[2] > socket[2]):
                 self.phase = "align"
         return target_tip + offset, 0.0
 

@@ -21,6 +21,9 @@ class PlugInsertParams:
     key_depth: float = param(0.003, min=0.001, max=0.01, doc="how far the key stands out, metres")
     clearance: float = param(0.002, min=0.0005, max=0.004, doc="slot width minus plug width, metres")
     socket_xy: tuple[float, float] = param((0.55, 0.0), min=(0.3, -0.3), max=(0.8, 0.3))
+    socket_xy_range: tuple[float, float] = param(
+        (0.0, 0.0), min=0.0, max=0.05,
+        doc="+- metres in x and y: the board (and its slot) moves this far from socket_xy each episode")
     board_half_size: float = param(0.06, min=0.03, max=0.15)
     board_thickness: float = param(0.03, min=0.015, max=0.08)
     insert_depth: float = param(0.012, min=0.002, max=0.03, doc="plug tip below the board's top, metres")

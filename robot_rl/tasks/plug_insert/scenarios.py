@@ -24,6 +24,7 @@ class PlugInsertScenarios(InsertionScenarios):
     def __init__(self, env: gym.Env, collect: RewardCollectConfig, seed: int | None = None) -> None:
         super().__init__(env, collect, seed)
         self.expert: PlugInsertExpert = PlugInsertExpert(env, noise=0.0, seed=seed)
+        self.expert.retry_on_rim = False  # hold a push where the board stops it
 
     def setup(self) -> None:
         self.expert.reset()

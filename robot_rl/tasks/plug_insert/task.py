@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_rl.sim.fixture import MovingFixture
 from robot_rl.sim.model import FINGER_TRAVEL, SceneParts
 from robot_rl.sim.task import SimTask
 from robot_rl.tasks.plug_insert.backward import PlugInsertSpec
@@ -39,6 +40,7 @@ class PlugInsert(SimTask):
     def bind(self, world) -> None:
         super().bind(world)
         self._socket_site = world.model.site("socket").id
+        self.board = MovingFixture(world, "socket_board", self.params.socket_xy_range)
 
     def start_gripper(self) -> float:
         """Fingers closed on the plug."""
@@ -63,15 +65,18 @@ class PlugInsert(SimTask):
 
     # --- EpisodeTask --------------------------------------------------------------------
     def place_objects(self, rng: np.random.Generator) -> None:
-        """The board is fixed and the plug is in the hand: nothing to place."""
+        """The plug is in the hand; the board moves within ``socket_xy_range`` (fixed where that is zero)."""
+        self.board.place(rng)
 
     def object_in_start_range(self) -> bool:
-        """The plug is out of the slot, above the board, and the TCP within the start range (yaw included)."""
+        """The plug is out of the slot, above the board, the TCP within the start range (yaw included), the board
+        within its range."""
         tcp = self._world().data.site_xpos[self._world().tcp_site]
         centre = np.asarray(self.cfg.robot.reset_pos)
         return bool(self.plug_tip()[2] > self.socket_top()[2] + 1e-3
                     and np.all(np.abs(tcp - centre) <= np.asarray(self.params.start_pos_range) + 2e-3)
-                    and abs(self.yaw_error()) <= self.params.start_yaw_range + YAW_RANGE_TOLERANCE)
+                    and abs(self.yaw_error()) <= self.params.start_yaw_range + YAW_RANGE_TOLERANCE
+                    and self.board.in_range())
 
     def task_state(self) -> np.ndarray:
         tip = self.plug_tip()
