@@ -53,6 +53,11 @@ def test_the_insertions_board_moves_every_episode_on_the_variant_only(task, key)
     """Where the hole is, only the images say from the robot's view: the variant's difficulty from pixels."""
     base, hard = load(task).task.params, load(f"{task}_hard").task.params
     assert tuple(getattr(base, key)) == (0.0, 0.0) and min(getattr(hard, key)) > 0
+    workspace = load(f"{task}_hard").robot.workspace  # the TCP reaches the hole wherever the board goes
+    home = np.asarray(hard.hole_xy if task == "peg_insert" else hard.socket_xy)
+    low, high = np.asarray(workspace.pos_low[:2]), np.asarray(workspace.pos_high[:2])
+    assert np.all(home - getattr(hard, key) > low + 0.01)
+    assert np.all(home + getattr(hard, key) < high - 0.01)
 
 
 def test_plug_insert_hard_starts_turned_further_but_within_the_turn_the_workspace_allows():
