@@ -82,9 +82,10 @@ class RimDetector:
     the expert aligns again and pushes again. A push that never stops is untouched: a
     noise-free expert on a fixed board acts exactly as before. A detector made with
     ``enabled=False`` never reports: the reward scenarios hold a push wherever the board
-    stops it, on purpose (a part turned off its slot, a tip held at the mouth). (Tried and dropped: a
-    tighter alignment or a slower push on a retry. Both free more noise-free pushes, and
-    both make a demonstrator with noisy hands fail far more often.)
+    stops it, on purpose (a part turned off its slot, a tip held at the mouth).
+
+    Tried and dropped: a tighter alignment or a slower push on a retry. Both free more
+    noise-free pushes, and both make a demonstrator with noisy hands fail far more often.
     """
 
     RIM_BAND = 0.001  # metres either side of the board's top

@@ -11,7 +11,6 @@ class PegInsertExpert(ScriptedExpert):
     """Align the peg tip over the hole, then push down while correcting xy; a push stuck on the rim aligns again."""
 
     align_xy = 0.0008  # metres: tip over the hole this close before pushing down
-
     retry_on_rim = True  # the reward scenarios turn it off: they hold a push where the board stops it
 
     def reset(self) -> None:

@@ -4,6 +4,7 @@ The peg is held rigidly between the closed fingers (a geom on the hand), as in a
 fixed grasp; the hole is cut into a board built from four boxes. With 1 mm per side,
 the peg only goes in when the arm is compliant and well aligned: contact and the
 impedance law matter. Success is the peg's tip ``insert_depth`` below the board's top.
+With ``hole_xy_range`` the board moves between episodes (``robot_rl.sim.fixture``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ turned by up to ``start_yaw_range`` (as a grasp never quite repeats), several ti
 what the slot tolerates, so the policy must turn the plug as well as place it: its
 actions include the yaw (``env.active_dims: [x, y, z, rz]``). Success is the plug's tip
 ``insert_depth`` below the board's top, which only a plug aligned in x, y and yaw reaches.
+With ``socket_xy_range`` the board moves between episodes (``robot_rl.sim.fixture``).
 """
 
 from __future__ import annotations
