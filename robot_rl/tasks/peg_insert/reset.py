@@ -1,8 +1,4 @@
-"""PegInsert's scripted reset: pull the peg out, then the robot reset (the peg stays in the hand).
-
-Where the board moves between episodes (``hole_xy_range``), the sim moves it once the peg
-is clear of it, standing in for the person or fixture stage that would on a real cell.
-"""
+"""PegInsert's scripted reset: pull the peg out, then the robot reset (the peg stays in the hand)."""
 
 from __future__ import annotations
 
@@ -30,4 +26,3 @@ class PegInsertReset(SimTaskReset):
             z = min(target.pos[2] + clear, rr.top)
             runner.move_to([target.pos[0], target.pos[1], z], rr.nominal.quat, speed=self.cfg.reset.slow_speed,
                            what="the peg extraction pose")
-        self.task.place_objects(rng)

@@ -1,9 +1,7 @@
 """PlugInsert's scripted reset: pull the plug out, then the robot reset (the plug stays in the hand).
 
 The robot reset draws a new start pose whose yaw is perturbed by the task's
-``start_yaw_range``: the plug starts turned again. Where the board moves between episodes
-(``socket_xy_range``), the sim moves it once the plug is clear of it, standing in for the
-person or fixture stage that would on a real cell.
+``start_yaw_range``: the plug starts turned again.
 """
 
 from __future__ import annotations
@@ -32,4 +30,3 @@ class PlugInsertReset(SimTaskReset):
             z = min(target.pos[2] + clear, rr.top)
             runner.move_to([target.pos[0], target.pos[1], z], rr.nominal.quat, speed=self.cfg.reset.slow_speed,
                            what="the plug extraction pose")
-        self.task.place_objects(rng)
