@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_errors import fails
+from expert_runs import expert_successes
 
 from robot_rl.config import to_dict
 from robot_rl.tasks import load_config
@@ -96,13 +97,5 @@ def test_a_bad_value_in_a_file_based_on_a_variant_names_the_file(capsys, tmp_pat
 def test_the_scripted_expert_still_does_the_harder_variant(task):
     """Demos must be recordable: the expert succeeds on most episodes of the variant."""
     pytest.importorskip("mujoco")
-    from robot_rl.assemble import make_actor_env
-    from robot_rl.data.rollout import ActorLoop
-
-    env = make_actor_env(load(f"{task}_hard"), "demos")
-    try:
-        loop = ActorLoop(env, env.unwrapped.task.make_expert(env, noise=0.0, seed=0), seed=5)
-        successes = sum(bool(loop.run_episode()[-1].success) for _ in range(8))
-    finally:
-        env.close()
+    successes = expert_successes(load(f"{task}_hard"), episodes=8, seed=5)
     assert successes >= 6, successes
