@@ -12,7 +12,9 @@ default) shifts every position target it steers to: an expert that misjudges whe
 object is, as :mod:`robot_rl.data.imperfect_demos` uses for its failed episodes.
 
 Each task's expert lives in its folder (``robot_rl/tasks/<task>/expert.py``) and is
-handed out by ``SimTask.make_expert``.
+handed out by ``SimTask.make_expert``. The insertions share one strategy, held here once
+(:class:`InsertionExpert`): line the tip up over the opening, push down while correcting,
+and align again when the push drifts off or stops on the rim.
 """
 
 from __future__ import annotations
@@ -104,3 +106,52 @@ class RimDetector:
         """Call once per step of a push: True when the push has stopped on the rim."""
         self.rim_steps = self.rim_steps + 1 if abs(tip_z - top_z) < self.RIM_BAND else 0
         return self.enabled and self.rim_steps >= self.STUCK_STEPS
+
+
+class InsertionExpert(ScriptedExpert):
+    """Line a held part's tip up over an opening, then push it down while correcting.
+
+    The state it reads is the task's, opening first: the part's tip (3), then the tip relative
+    to the opening's top centre (3), then whatever a task adds (a yaw). It aligns the tip
+    ``ALIGN_HEIGHT`` above the opening until the tip is within ``align_xy`` of its centre and
+    :meth:`lined_up` (nothing more by default; a keyed plug adds its yaw), then pushes to
+    ``insert_depth`` below the top. A push whose tip drifts more than ``abort_xy`` off, or is
+    no longer lined up, while still above the top aligns again; so does one stopped on the
+    rim (:class:`RimDetector`, unless ``retry_on_rim`` is off: the reward scenarios hold a
+    push where the board stops it, on purpose).
+    """
+
+    align_xy = 0.0008  # metres: tip over the opening's centre this close before pushing down
+    abort_xy = 0.003  # metres: a push above the top this far off aligns again
+    ALIGN_HEIGHT = 0.01  # metres above the opening's top to line up at
+    PUSH_BELOW = 0.01  # metres past insert_depth the push aims, so the impedance pushes on
+    retry_on_rim = True
+
+    def reset(self) -> None:
+        self.phase = "align"
+        self.rim = RimDetector(enabled=self.retry_on_rim)
+
+    def goal_distance(self) -> float:
+        return float(np.linalg.norm(self.task_state()[3:6]))  # tip relative to the opening
+
+    def lined_up(self, to_start: bool) -> bool:
+        """Is the part lined up beyond xy: ``to_start`` a push (strict), or else to keep pushing (loose)."""
+        return True
+
+    def plan(self) -> tuple[np.ndarray, float]:
+        state = self.task_state()
+        tip, opening = state[0:3], state[0:3] - state[3:6]
+        offset = self.tcp() - tip  # TCP relative to the tip
+        xy_err = np.linalg.norm((opening - tip)[:2])
+        if self.phase == "align":
+            target_tip = np.array([opening[0], opening[1], opening[2] + self.ALIGN_HEIGHT])
+            if xy_err < self.align_xy and self.lined_up(to_start=True) and tip[2] < opening[2] + 0.02:
+                self.phase = "insert"
+                self.rim.start_push()
+        if self.phase == "insert":
+            target_tip = np.array([opening[0], opening[1], opening[2] - self.params.insert_depth - self.PUSH_BELOW])
+            stuck = self.rim.stuck(tip[2], opening[2])
+            drifted = xy_err > self.abort_xy or not self.lined_up(to_start=False)
+            if stuck or (drifted and tip[2] > opening[2]):
+                self.phase = "align"
+        return target_tip + offset, 0.0
