@@ -128,7 +128,7 @@ class InsertionExpert(ScriptedExpert):
     abort_xy = 0.003  # metres: a push above the top this far off aligns again
     ALIGN_HEIGHT = 0.01  # metres above the opening's top to line up at
     PUSH_BELOW = 0.01  # metres past insert_depth the push aims, so the impedance pushes on
-    retry_on_rim = True
+    retry_on_rim = True  # the reward scenarios turn it off: they hold a push where the board stops it
 
     def reset(self) -> None:
         self.phase = "align"
