@@ -233,7 +233,8 @@ def test_an_actor_killed_with_sigkill_gets_its_id_back_after_the_lease_and_loses
     restarted = ActorClient(config(), SPACES, TOKEN, target=target, actor_id="robot")
     try:
         assert proc.stdout.readline().strip() == "acked"
-        assert srv.actor_stats()["robot"].streaming
+        # Its weight stream opens on its own thread, after the ack on a loaded machine: wait for it.
+        assert eventually(lambda: srv.actor_stats()["robot"].streaming, 30), srv.actor_stats()["robot"]
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
         killed_at = time.monotonic()
