@@ -21,3 +21,4 @@ class PickCubeParams:
     lift_height: float = param(0.05, min=0.01, max=0.3, doc="cube bottom above the table, metres")
     start_pos_range: tuple[float, float, float] = param((0.02, 0.02, 0.01), min=0.0, max=0.1)
     start_yaw_range: float = param(0.0, min=0.0, max=0.5)
+    decoys: int = param(0, min=0, max=3, doc="cubes of other colours in the cube's range that only the cameras see")

@@ -12,7 +12,9 @@ from robot_rl.tasks.pick_cube.expert import PickCubeExpert
 from robot_rl.tasks.pick_cube.params import PickCubeParams
 from robot_rl.tasks.pick_cube.reset import PickCubeReset
 from robot_rl.tasks.pick_cube.scenarios import PickCubeScenarios
-from robot_rl.tasks.pick_cube.scene import scene_parts
+from robot_rl.tasks.pick_cube.scene import decoy_name, scene_parts
+
+DECOY_DRAWS = 64  # a decoy goes to the farthest of this many draws from the cube and the others
 
 
 class PickCube(SimTask):
@@ -33,6 +35,7 @@ class PickCube(SimTask):
         self._qpos = joint.qposadr[0]
         self._dof = joint.dofadr[0]
         self._body = world.model.body("cube").id
+        self._decoys = [world.model.body(decoy_name(i)).id for i in range(self.params.decoys)]
 
     def cube_pos(self) -> np.ndarray:
         return self._world().data.xpos[self._body].copy()
@@ -44,6 +47,28 @@ class PickCube(SimTask):
         d.qpos[self._qpos:self._qpos + 3] = [xy[0], xy[1], p.cube_half_size + 1e-4]
         d.qpos[self._qpos + 3:self._qpos + 7] = rpy_to_quat([0.0, 0.0, yaw])
         d.qvel[self._dof:self._dof + 6] = 0.0
+        if self._decoys:
+            # A child generator: the parent's draws (the arm's start pose next) stay those of
+            # the scene without decoys, so the state observation's episodes are unchanged.
+            self.place_decoys(rng.spawn(1)[0], xy)
+
+    def place_decoys(self, rng: np.random.Generator, cube_xy: np.ndarray) -> None:
+        """Each decoy somewhere in the cube's range, away from the cube and the decoys before it."""
+        p, world = self.params, self._world()
+        centre, span = np.asarray(p.cube_xy_center), np.asarray(p.cube_xy_range)
+        taken = [np.asarray(cube_xy, dtype=float)]
+        for body in self._decoys:
+            draws = centre + rng.uniform(-1, 1, (DECOY_DRAWS, 2)) * span
+            gaps = np.min([np.linalg.norm(draws - t, axis=1) for t in taken], axis=0)
+            xy = draws[int(np.argmax(gaps))]
+            taken.append(xy)
+            world.model.body_pos[body] = [xy[0], xy[1], p.cube_half_size]
+            world.model.body_quat[body] = rpy_to_quat([0.0, 0.0, rng.uniform(-1, 1) * p.cube_yaw_range])
+        world.forward()
+
+    def decoy_xy(self) -> np.ndarray:
+        """Where the decoys are (one row of x, y per decoy; none without decoys)."""
+        return self._world().model.body_pos[self._decoys, :2].copy().reshape(-1, 2)
 
     def object_in_start_range(self) -> bool:
         p = self.params
