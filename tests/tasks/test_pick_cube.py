@@ -88,3 +88,16 @@ def test_a_decoy_count_out_of_range_is_refused_naming_the_key():
     for bad in ("4", "-1", "nan"):
         with pytest.raises((RobotRLError, ValueError), match="decoys"):
             load_config(PICK, [f"task.params.decoys={bad}"])
+
+
+def test_the_scripted_reset_moves_the_decoys_too():
+    env = make_env(load_config(PICK, ["reset.mode=scripted", "task.params.decoys=2"]))
+    task = env.unwrapped.task
+    env.reset(seed=3)
+    before = task.decoy_xy()
+    env.reset()
+    assert task.reset_routine.history[-1].kind != "setup"
+    after = task.decoy_xy()
+    assert not np.allclose(before, after)
+    assert min(np.linalg.norm(after - task.cube_pos()[:2], axis=1)) > 2 * task.params.cube_half_size
+    env.close()

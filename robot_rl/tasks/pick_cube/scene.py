@@ -3,7 +3,9 @@
 A decoy is a cube of the same size in another colour, on a static body with no contacts:
 the cameras see it, nothing touches it. It makes the task harder only where the policy
 must find the cube in the images (from pixels); the physics, the scripted expert, the
-scripted reset and the state observation are exactly those of the scene without it.
+scripted reset and the state observation are exactly those of the scene without it. Every
+reset puts the decoys somewhere new (``PickCube.place_decoys``), the teleport and the
+scripted reset alike.
 """
 
 from __future__ import annotations
