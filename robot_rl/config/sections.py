@@ -146,6 +146,10 @@ class WorkspaceConfig:
         doc="metres: a TCP pushed farther than this outside the box (a collision, a person leaning on the arm) "
             "is a fault: the law stops taking targets and holds the nearest pose in the box until it is back "
             "within half of this and recovered (robot_rl.control.guard)")
+    outside_margin_rad: float = param(
+        0.35, min=0.02, max=1.5,
+        doc="radians: a TCP turned farther than this outside the orientation bounds (rot_low/rot_high, on "
+            "the rotation vector) is a fault, as outside_margin_m is for position")
 
     def __post_init__(self) -> None:
         if np.any(np.asarray(self.pos_low) >= np.asarray(self.pos_high)):

@@ -238,7 +238,7 @@ class CartesianAdmittanceController(TargetGuard):
             return
         pos, quat, wrench = measured
         had_box_fault = self.box_fault is not None
-        self.clear_box_fault(pos, now)
+        self.clear_box_fault(pos, quat, now)
         if had_box_fault and self.ft_fault is None:
             return  # the box fault was all: the reference and the hold pose stay
         if self.ft_fault is not None:

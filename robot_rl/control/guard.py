@@ -11,14 +11,16 @@ contract tests read the same attribute names on both laws.
 Clipping targets keeps what the law is *asked* for inside the box; it cannot keep the arm
 there against an external force (a collision, a person leaning on the arm, a stuck
 gripper). So the guard also watches the *measured* TCP: once it is more than the box's
-``outside_margin`` (``robot.workspace.outside_margin_m``) outside the box, the law
-faults (:attr:`TargetGuard.box_fault`, one line naming the axis and the distance),
+``outside_margin`` (``robot.workspace.outside_margin_m``) outside the box, or turned more
+than ``outside_margin_rad`` (``robot.workspace.outside_margin_rad``) past its orientation
+bounds (a hand twisted by a collision or a person), the law faults
+(:attr:`TargetGuard.box_fault`, one line naming the axis and the distance),
 refuses every target, and holds the nearest pose in the box to where the fault was
 noticed: the law pulls back with no more than its usual clipped spring force, so the arm
 returns to the box when the force goes away, and moves toward no target meanwhile. The
 fault is latched: :meth:`TargetGuard.clear_box_fault` (a backend's ``recover()``) ends it
-once the TCP is back within :data:`BOX_CLEAR_SHARE` of the margin (hysteresis, so an arm
-resting on the margin does not fault and clear by turns).
+once the TCP is back within :data:`BOX_CLEAR_SHARE` of both margins (hysteresis, so an arm
+resting on a margin does not fault and clear by turns).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from robot_rl.control.commands import BadCommand, log_rejection, pose_command
-from robot_rl.control.safety import SafetyBox
+from robot_rl.control.safety import SafetyBox, finite_quat
 from robot_rl.control.slew import TargetSlew
 
 log = logging.getLogger("robot_rl.control")
@@ -57,6 +59,7 @@ class LawStats:
     box_faults: int = 0  # faults raised because the measured TCP was pushed past the box's outside margin
     refused_in_fault: int = 0  # good targets refused while a fault held the arm
     max_outside_m: float = 0.0  # the farthest the measured TCP has been outside the box, metres
+    max_outside_rad: float = 0.0  # the farthest the measured TCP has been turned past the box, radians
 
     def summary(self) -> dict[str, object]:
         """Plain values for a status message (arrays as lists rounded to 3 decimals)."""
@@ -89,6 +92,7 @@ class TargetGuard:
         self._hold_next = False
         self.box_fault: str | None = None
         self.outside_m = 0.0  # how far the measured TCP was outside the box in the last cycle, metres
+        self.outside_rad = 0.0  # how far it was turned past the box's orientation bounds, radians
 
     @property
     def fault(self) -> str | None:
@@ -159,38 +163,55 @@ class TargetGuard:
             self._adopt(state.pos, state.quat, now, holding=True)
 
     def _watch_box(self, pos: np.ndarray, quat: np.ndarray, now: float) -> None:
-        """Fault once the measured TCP (finite ``pos``, ``quat``) is more than the margin outside
-        the box: the target becomes the nearest pose in the box, and stays until the fault clears."""
+        """Fault once the measured TCP (finite ``pos``, ``quat``) is more than a margin outside
+        the box, in position or orientation: the target becomes the nearest pose in the box,
+        and stays until the fault clears."""
         dist, axis = self.box.excursion(pos)
-        self.outside_m = dist
-        if dist > self.stats.max_outside_m:
-            self.stats.max_outside_m = dist
-        if self.box_fault is not None or not dist > self.box.outside_margin:
+        turn, rot_axis = self.box.rot_excursion(quat)
+        self.outside_m, self.outside_rad = dist, turn
+        self.stats.max_outside_m = max(self.stats.max_outside_m, dist)
+        self.stats.max_outside_rad = max(self.stats.max_outside_rad, turn)
+        if self.box_fault is not None:
             return
-        self.box_fault = (f"TCP is {dist:.3f} m outside the box on {axis} (robot.workspace.outside_margin_m "
-                          f"{self.box.outside_margin:g} m): an external force (a collision, a person, a stuck "
-                          "gripper?); the arm holds the nearest pose in the box and refuses targets until it is "
-                          "back inside and recovered")
+        if dist > self.box.outside_margin:
+            what = (f"TCP is {dist:.3f} m outside the box on {axis} (robot.workspace.outside_margin_m "
+                    f"{self.box.outside_margin:g} m)")
+        elif turn > self.box.outside_margin_rad:
+            what = (f"TCP is turned {turn:.3f} rad outside the box on {rot_axis} (robot.workspace.outside_margin_rad "
+                    f"{self.box.outside_margin_rad:g} rad)")
+        else:
+            return
+        self.box_fault = (f"{what}: an external force (a collision, a person, a stuck gripper?); the arm holds the "
+                          "nearest pose in the box and refuses targets until it is back inside and recovered")
         self.stats.box_faults += 1
         log.error("%s", self.box_fault)
         hold_pos, hold_quat, _ = self.box.clip(pos, quat)
         self._adopt(hold_pos, hold_quat, now, holding=True)
         self._on_watchdog()  # whoever commanded a posture is not driving now either
 
-    def clear_box_fault(self, pos: object, now: float) -> None:
-        """End a box fault once the measured TCP ``pos`` is back within :data:`BOX_CLEAR_SHARE` of
-        the margin; ValueError (one line: axis and distance) while it is not. The arm keeps
-        holding the fault's hold pose until the next target."""
+    def clear_box_fault(self, pos: object, quat: object, now: float) -> None:
+        """End a box fault once the measured TCP (``pos``, ``quat``) is back within
+        :data:`BOX_CLEAR_SHARE` of both margins; ValueError (one line: axis and distance) while
+        it is not. The arm keeps holding the fault's hold pose until the next target."""
         if self.box_fault is None:
             return
         p = np.asarray(pos, dtype=np.float64)
         if p.shape != (3,) or not np.all(np.isfinite(p)):
             raise ValueError("the measured TCP position is not finite: cannot tell whether it is back in the box")
+        q = finite_quat(quat)
+        if q is None:
+            raise ValueError("the measured TCP orientation is not a finite quaternion: cannot tell whether it is "
+                             "back in the box")
         dist, axis = self.box.excursion(p)
         limit = BOX_CLEAR_SHARE * self.box.outside_margin
         if dist > limit:
             raise ValueError(f"the TCP is still {dist:.3f} m outside the box on {axis} (it must be back within "
                              f"{limit:g} m): take the force off the arm, or guide it back into the box")
+        turn, rot_axis = self.box.rot_excursion(q)
+        rot_limit = BOX_CLEAR_SHARE * self.box.outside_margin_rad
+        if turn > rot_limit:
+            raise ValueError(f"the TCP is still turned {turn:.3f} rad outside the box on {rot_axis} (it must be back "
+                             f"within {rot_limit:g} rad): take the force off the hand, or turn it back")
         log.warning("box fault cleared, the TCP is back in the box (%s)", self.box_fault)
         self.box_fault = None
         self.last_target_time = now

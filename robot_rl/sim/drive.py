@@ -100,7 +100,8 @@ class TorqueDrive(ArmDrive):
         return self.world.gripper_wrench(tcp_pos)
 
     def recover(self, now: float) -> None:
-        self.controller.clear_box_fault(self.world.arm_state().pos, now)
+        arm = self.world.arm_state()
+        self.controller.clear_box_fault(arm.pos, arm.quat, now)
 
 
 class PositionDrive(ArmDrive):
@@ -221,7 +222,8 @@ class PositionDrive(ArmDrive):
 
     def recover(self, now: float) -> None:
         if self.controller.ft_fault is None:
-            self.controller.clear_box_fault(self.tcp_state().pos, now)  # the box fault alone: the law runs on
+            tcp = self.tcp_state()
+            self.controller.clear_box_fault(tcp.pos, tcp.quat, now)  # the box fault alone: the law runs on
             return
         reading = self.ft_reading()
         limit = self.controller.gains.limit

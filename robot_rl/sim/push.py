@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from robot_rl.control.guard import BOX_CLEAR_SHARE
+from robot_rl.control.transforms import mat_to_quat
 from robot_rl.errors import RobotFault
 
 DIRECTIONS = {"+x": (0, 1.0), "-x": (0, -1.0), "+y": (1, 1.0), "-y": (1, -1.0), "+z": (2, 1.0), "-z": (2, -1.0)}
@@ -51,9 +52,11 @@ class PushResult:
     direction: str
     force_n: float
     max_outside_m: float = 0.0  # the farthest the measured TCP got outside the box
+    max_outside_rad: float = 0.0  # the farthest the measured TCP got turned past the box's orientation bounds
     faulted: bool = False
     fault_after_s: float | None = None  # from the push's start to the law's box fault
     outside_at_fault_m: float | None = None  # how far outside the TCP was when it faulted
+    outside_at_fault_rad: float | None = None  # how far it was turned past the orientation bounds then
     fault: str | None = None  # the fault's one line
     target_moves_in_fault: int = 0  # cycles in which the law's target moved while faulted (must be 0)
     accepted_in_fault: int = 0  # targets Robot.command accepted while faulted (must be 0)
@@ -120,7 +123,8 @@ def push_attack(world: Any, direction: str, newtons: float, *, push_s: float = 1
             result.recovered = True
             result.recovered_after_s = world.now() - t1
             result.outside_at_recovery_m = box.excursion(robot.state().tcp_pos)[0]
-        if ctrl.fault is None and box.excursion(world.data.site_xpos[world.tcp_site])[0] <= back_within:
+        if (ctrl.fault is None and box.excursion(world.data.site_xpos[world.tcp_site])[0] <= back_within
+                and turned_out(world) <= BOX_CLEAR_SHARE * box.outside_margin_rad):
             result.back_in_box = True
             result.back_after_s = world.now() - t1
             break
@@ -133,8 +137,16 @@ def _observe(world: Any, result: PushResult, t0: float) -> None:
     ctrl = world.robot.controller
     outside = ctrl.box.excursion(world.data.site_xpos[world.tcp_site])[0]
     result.max_outside_m = max(result.max_outside_m, outside)
+    result.max_outside_rad = max(result.max_outside_rad, turned_out(world))
     if ctrl.box_fault is not None and not result.faulted:
         result.faulted = True
         result.fault_after_s = world.now() - t0
         result.outside_at_fault_m = ctrl.outside_m
+        result.outside_at_fault_rad = ctrl.outside_rad
         result.fault = ctrl.box_fault
+
+
+def turned_out(world: Any) -> float:
+    """How far the sim's TCP is turned past the box's orientation bounds (radians; 0 inside)."""
+    quat = mat_to_quat(world.data.site_xmat[world.tcp_site].reshape(3, 3))
+    return world.robot.controller.box.rot_excursion(quat)[0]

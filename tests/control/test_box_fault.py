@@ -1,6 +1,7 @@
 """The guard's box fault at the law's boundary, with synthetic measured states: how far
-outside the box a pose is, when the law faults and what it holds, refused targets, the
-hysteresis of clearing, and hostile measured poses (NaN, inf, alternating in and out)."""
+outside the box a pose is (in position and in orientation), when the law faults and what
+it holds, refused targets, the hysteresis of clearing, and hostile measured poses (NaN,
+inf, alternating in and out)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from robot_rl.config.sections import ControllerConfig, RobotConfig
 from robot_rl.control import ArmState, CartesianImpedanceController, SafetyBox
 from robot_rl.control.guard import BOX_CLEAR_SHARE
+from robot_rl.control.transforms import quat_mul, rotvec_to_quat
 
 ROBOT = RobotConfig()
 BOX = SafetyBox.from_config(ROBOT)  # x 0.30..0.70, y -0.25..0.25, z 0.02..0.45; margin 0.05
@@ -17,9 +19,14 @@ DOWN = np.array([0.0, 1.0, 0.0, 0.0])
 JAC = np.hstack([np.eye(6), np.zeros((6, 1))])
 
 
-def arm_at(pos) -> ArmState:
-    return ArmState(q=np.zeros(7), dq=np.zeros(7), pos=np.asarray(pos, dtype=np.float64), quat=DOWN, jac=JAC,
-                    bias=np.zeros(7))
+def arm_at(pos, quat=DOWN) -> ArmState:
+    return ArmState(q=np.zeros(7), dq=np.zeros(7), pos=np.asarray(pos, dtype=np.float64),
+                    quat=np.asarray(quat, dtype=np.float64), jac=JAC, bias=np.zeros(7))
+
+
+def turned(rotvec) -> np.ndarray:
+    """DOWN turned by ``rotvec`` (base frame): the box's rotation vector of the result is ``rotvec``."""
+    return quat_mul(rotvec_to_quat(np.asarray(rotvec, dtype=np.float64)), DOWN)
 
 
 def started(pos=(0.5, 0.0, 0.25)) -> CartesianImpedanceController:
@@ -67,12 +74,12 @@ def test_clearing_has_hysteresis_and_refuses_hostile_poses_in_one_line():
     margin = BOX.outside_margin
     for bad in ([np.nan, 0.0, 0.3], [np.inf, 0.0, 0.3], [0.5, 0.0], "0.5, 0, 0.3"):
         with pytest.raises(ValueError) as err:
-            ctrl.clear_box_fault(bad, 0.01)
+            ctrl.clear_box_fault(bad, DOWN, 0.01)
         assert "\n" not in str(err.value)
     with pytest.raises(ValueError, match=r"still 0\.030 m outside the box on \+z \(it must be back within 0\.025 m\)"):
-        ctrl.clear_box_fault([0.5, 0.0, 0.45 + 0.6 * margin], 0.01)  # inside the margin, not yet back
+        ctrl.clear_box_fault([0.5, 0.0, 0.45 + 0.6 * margin], DOWN, 0.01)  # inside the margin, not yet back
     assert ctrl.box_fault is not None
-    ctrl.clear_box_fault([0.5, 0.0, 0.45 + 0.9 * BOX_CLEAR_SHARE * margin], 0.02)
+    ctrl.clear_box_fault([0.5, 0.0, 0.45 + 0.9 * BOX_CLEAR_SHARE * margin], DOWN, 0.02)
     assert ctrl.fault is None and ctrl.holding
     assert ctrl.set_target([0.5, 0.0, 0.3], DOWN, 0.03) is True
 
@@ -100,3 +107,59 @@ def test_a_restart_starts_over_and_faults_again_at_once_if_still_outside():
     assert ctrl.box_fault is None
     ctrl.compute(arm_at((0.5, 0.0, 0.6)), 0.003, 0.001)
     assert ctrl.box_fault is not None and ctrl.stats.box_faults == 2
+
+
+@pytest.mark.parametrize("rotvec,dist,axis", [
+    ((0.0, 0.0, 0.0), 0.0, ""), ((0.49, -0.49, 0.99), 0.0, ""), ((0.0, 0.0, 1.4), 0.4, "+rz"),
+    ((-0.8, 0.0, 0.0), 0.3, "-rx"), ((0.0, 0.6, 0.0), 0.1, "+ry"), ((0.0, 0.0, -1.25), 0.25, "-rz"),
+])
+def test_rot_excursion_names_the_worst_axis_and_its_angle(rotvec, dist, axis):
+    d, a = BOX.rot_excursion(turned(rotvec))
+    assert d == pytest.approx(dist, abs=1e-9) and a == axis
+
+
+@pytest.mark.parametrize("quat", [[np.nan, 0, 0, 1], [np.inf, 0, 0, 0], [0, 0, 0, 0], [1e-300, 0, 0, 0],
+                                  [0, 1, 0], "0 1 0 0"])
+def test_rot_excursion_of_a_non_pose_is_zero(quat):
+    assert BOX.rot_excursion(quat) == (0.0, "")
+
+
+def test_a_hand_turned_past_the_rotation_margin_faults_holds_the_nearest_box_pose_and_clears_with_hysteresis():
+    ctrl = started()
+    margin = BOX.outside_margin_rad  # 0.35 rad past rot_high[2] = 1.0
+    ctrl.compute(arm_at((0.5, 0.0, 0.25), turned([0, 0, 1.0 + 0.3])), 0.001, 0.001)  # within the margin
+    assert ctrl.fault is None and ctrl.outside_rad == pytest.approx(0.3)
+    ctrl.compute(arm_at((0.5, 0.0, 0.25), turned([0, 0, 1.0 + 0.4])), 0.002, 0.001)
+    assert ctrl.fault.startswith("TCP is turned 0.400 rad outside the box on +rz") and "\n" not in ctrl.fault
+    assert ctrl.holding and ctrl.stats.box_faults == 1 and ctrl.stats.max_outside_rad == pytest.approx(0.4)
+    np.testing.assert_allclose(BOX.relative_rotvec(ctrl.target_quat), [0, 0, 1.0], atol=1e-9)  # nearest in the box
+    np.testing.assert_allclose(ctrl.target_pos, [0.5, 0.0, 0.25])
+    for i in range(20):  # twisted further, targets keep coming: one fault, the same hold, none accepted
+        assert ctrl.set_target([0.5, 0.0, 0.3], DOWN, 0.003 + i * 0.001) is False
+        ctrl.compute(arm_at((0.5, 0.0, 0.25), turned([0, 0, 1.4 + 0.05 * i])), 0.003 + i * 0.001, 0.001)
+    assert ctrl.stats.box_faults == 1 and ctrl.stats.refused_in_fault == 20
+    np.testing.assert_allclose(BOX.relative_rotvec(ctrl.target_quat), [0, 0, 1.0], atol=1e-9)
+    # the spring turns back no harder than any target may: K * clip
+    cfg = ControllerConfig()
+    limit = np.asarray(cfg.stiffness[3:]) * np.asarray(cfg.error_clip_rad)
+    assert np.all(np.abs(ctrl.last_output.force[3:]) <= limit + 1e-9)
+    for bad in ([np.nan, 0, 0, 1], [0, 0, 0, 0], [0, 1, 0], "0 1 0 0"):
+        with pytest.raises(ValueError, match="orientation is not a finite quaternion"):
+            ctrl.clear_box_fault([0.5, 0.0, 0.25], bad, 0.05)
+    with pytest.raises(ValueError, match=r"still turned 0\.300 rad outside the box on \+rz \(it must be back within "
+                                         r"0\.175 rad\)"):
+        ctrl.clear_box_fault([0.5, 0.0, 0.25], turned([0, 0, 1.3]), 0.05)
+    assert ctrl.box_fault is not None
+    ctrl.clear_box_fault([0.5, 0.0, 0.25], turned([0, 0, 1.0 + 0.9 * BOX_CLEAR_SHARE * margin]), 0.06)
+    assert ctrl.fault is None
+    assert ctrl.set_target([0.5, 0.0, 0.3], DOWN, 0.07) is True
+
+
+def test_a_hand_turning_in_and_far_out_on_alternate_cycles_faults_once_and_stays_latched():
+    ctrl = started()
+    for i in range(1000):
+        quat = DOWN if i % 2 else turned([0.0, -(0.5 + 2.0), 0.0])
+        ctrl.compute(arm_at((0.5, 0.0, 0.25), quat), 0.001 * (i + 1), 0.001)
+    assert ctrl.stats.box_faults == 1 and "on -ry" in ctrl.box_fault
+    assert np.all(np.isfinite(ctrl.prev_tau_cmd))
+    np.testing.assert_allclose(BOX.relative_rotvec(ctrl.target_quat), [0, -0.5, 0], atol=1e-9)

@@ -3,7 +3,8 @@ sim arms (the Panda's impedance law and the UR5e's admittance law share the guar
 robot_rl.control.guard): the fault names the axis and the distance, targets are refused
 and the law's target does not move while the arm is out, ``state()`` raises a one-line
 RobotFault, the env ends the episode as failed, and once the force is off the arm comes
-back and ``recover()`` succeeds. A push within the margin is no fault. Over the controller
+back and ``recover()`` succeeds. A push that turns the hand past the orientation bounds
+faults the same way. A push within the margin is no fault. Over the controller
 node's rules (the sim node's core) the fault is in the status and on /diagnostics."""
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ from robot_rl.tasks import load_config, make_task
 ARMS = ("panda", "ur5e")
 PUSH_N = 135.0  # 0.9 x the UR5e's force-sensor limit (robot.admittance.force_limit 150 N): no F/T fault
 FAULT_LINE = re.compile(r"TCP is (0\.\d{3}) m outside the box on \+z \(robot\.workspace\.outside_margin_m 0\.05 m\)")
+TURN_LINE = re.compile(r"TCP is turned (\d\.\d{3}) rad outside the box on [+-]r[xyz] "
+                       r"\(robot\.workspace\.outside_margin_rad 0\.35 rad\)")
+#: The tests of the position fault push up (+z) at 135 N, which also turns the Panda's hand (up to
+#: 1.56 rad past the box, bench/push_attacks.py): with the rotation margin at its largest the
+#: position fault comes first. The rotation fault has its own test, at the default margin.
+POSITION_FIRST = "robot.workspace.outside_margin_rad=1.5"
 
 
 def world_of(arm: str, *overrides: str):
@@ -36,7 +43,7 @@ def world_of(arm: str, *overrides: str):
 
 @pytest.mark.parametrize("arm", ARMS)
 def test_a_push_out_of_the_box_faults_holds_and_recovers(arm):
-    world = world_of(arm)
+    world = world_of(arm, POSITION_FIRST)
     result = push_attack(world, "+z", PUSH_N, push_s=0.6, release_s=8.0)
     margin = world.cfg.robot.workspace.outside_margin_m
     assert result.faulted, result
@@ -53,7 +60,7 @@ def test_a_push_out_of_the_box_faults_holds_and_recovers(arm):
 
 @pytest.mark.parametrize("arm", ARMS)
 def test_while_out_of_the_box_state_command_and_recover_refuse_in_one_line(arm):
-    world = world_of(arm)
+    world = world_of(arm, POSITION_FIRST)
     robot, ctrl = world.robot, world.robot.controller
     state = robot.state()
     home = state.tcp_pos.copy()
@@ -86,6 +93,24 @@ def test_while_out_of_the_box_state_command_and_recover_refuse_in_one_line(arm):
     assert ctrl.fault is None and robot.state().tcp_pos[2] <= ctrl.box.pos_high[2] + 0.025
 
 
+@pytest.mark.parametrize("arm,direction", [("panda", "+x"), ("ur5e", "+y")])
+def test_a_push_that_turns_the_hand_out_of_the_box_faults_holds_and_recovers(arm, direction):
+    """135 N on the hand turns it past the orientation bounds before the TCP is 5 cm out
+    (bench/push_attacks.py: the Panda's +x push, the UR5e's +y push)."""
+    world = world_of(arm)
+    result = push_attack(world, direction, PUSH_N, push_s=1.5, release_s=8.0)
+    margin = world.cfg.robot.workspace.outside_margin_rad
+    assert result.faulted, result
+    match = TURN_LINE.search(result.fault)
+    assert match and "\n" not in result.fault, result.fault
+    assert margin <= float(match.group(1)) < margin + 0.05  # noticed within a few cycles of the margin
+    assert result.outside_at_fault_m < world.cfg.robot.workspace.outside_margin_m  # before the position fault
+    assert result.max_outside_rad > margin
+    assert result.accepted_in_fault == 0 and result.target_moves_in_fault == 0  # held: no target pursued
+    assert world.robot.controller.stats.box_faults == 1
+    assert result.recovered and result.back_in_box and result.target_after_recovery, result
+
+
 @pytest.mark.parametrize("arm", ARMS)
 def test_a_push_within_the_margin_is_no_fault(arm):
     world = world_of(arm)
@@ -109,7 +134,7 @@ def test_a_push_within_the_margin_is_no_fault(arm):
 
 @pytest.mark.parametrize("arm", ARMS)
 def test_the_env_ends_the_episode_as_failed_and_recovers_once_the_force_is_off(arm):
-    cfg = load_config("configs/pick_cube.yaml", [f"sim.arm={arm}"])
+    cfg = load_config("configs/pick_cube.yaml", [f"sim.arm={arm}", POSITION_FIRST])
     world = build_world(make_task(cfg), [])
     env = make_env(cfg, parts=EnvParts(world.robot, {}, world, world.task))
     handled = []
@@ -143,7 +168,7 @@ def test_the_env_ends_the_episode_as_failed_and_recovers_once_the_force_is_off(a
 
 def test_over_the_controller_node_rules_the_fault_is_in_the_status_and_on_diagnostics():
     now = [0.0]
-    cfg = load_config("configs/pick_cube.yaml", ["cameras={}", "env.cameras=[]"])
+    cfg = load_config("configs/pick_cube.yaml", ["cameras={}", "env.cameras=[]", POSITION_FIRST])
     server = SimServer(cfg, cameras=[], clock=lambda: now[0], wall=lambda: 1000.0 + now[0])
     core, world = server.controller, server.world
 
