@@ -56,7 +56,7 @@ class LawStats:
     box_clipped_targets: int = 0
     error_clipped_cycles: int = 0
     watchdog_holds: int = 0
-    box_faults: int = 0  # faults raised because the measured TCP was pushed past the box's outside margin
+    box_faults: int = 0  # faults raised because the measured TCP was pushed or turned past a margin outside the box
     refused_in_fault: int = 0  # good targets refused while a fault held the arm
     max_outside_m: float = 0.0  # the farthest the measured TCP has been outside the box, metres
     max_outside_rad: float = 0.0  # the farthest the measured TCP has been turned past the box, radians

@@ -156,7 +156,7 @@ class TorqueLoop(LoopSessions):
 
 
 def box_fault_line(fault: str) -> str:
-    """The law's box fault (the TCP pushed past ``robot.workspace.outside_margin_m``) as the arm's line."""
+    """The law's box fault (the TCP pushed or turned past a ``robot.workspace`` margin) as the arm's line."""
     return (f"Franka: {fault.rsplit('; ', 1)[0]}; the torque session ended: take the force off and guide the "
             "arm back into the box, then recover")
 
