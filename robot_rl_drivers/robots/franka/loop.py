@@ -4,7 +4,8 @@
 robot, then serves commands from its parent over a pipe (``start`` a torque session,
 ``recover`` after a reflex, ``close``). A session (:meth:`TorqueLoop.run_session`) runs
 until the parent asks it to stop, the robot raises, or the law faults (the TCP pushed more
-than ``robot.workspace.outside_margin_m`` outside the box: the session ends as a fault
+than ``robot.workspace.outside_margin_m`` outside the box, or turned more than
+``outside_margin_rad`` past its orientation bounds: the session ends as a fault
 with the law's line, and a session started by ``recover`` while the arm is still out
 faults again in its first cycle):
 
