@@ -104,6 +104,7 @@ from robot_rl.training.learner import Learner
 from robot_rl.training.metrics import EVALS_FILE, MetricsLog
 from robot_rl.training.progress import Progress
 from robot_rl.training.remote.assembler import Episode, EpisodeAssembler
+from robot_rl.training.remote.holders import HOLDERS_FILE
 from robot_rl.training.remote.server import LearnerServer
 from robot_rl.training.remote.spaces import EnvSpaces
 from robot_rl.training.replay_log import EpisodeLog, prune_to_config
@@ -217,8 +218,13 @@ class LearnerProcess:
         else:
             self.base_run.start(self.learner.agent)  # warm start: the actor becomes the BC policy
         self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard, config=cfg)
+        holders_file = self.state_dir / HOLDERS_FILE  # who held which actor id, for a resumed learner
+        if not resume:
+            holders_file.unlink(missing_ok=True)  # a fresh run: no holders from another
+        self.state_dir.mkdir(parents=True, exist_ok=True)
         self.server = LearnerServer(lc, EnvSpaces.from_gym(self.obs_space, self.action_space), self.assembler,
-                                    token, acked=self.assembler.acked(), weight_version=self.weight_version)
+                                    token, acked=self.assembler.acked(), weight_version=self.weight_version,
+                                    holders_file=holders_file)
 
     # --- setup -----------------------------------------------------------------------
 

@@ -57,6 +57,12 @@ retries, and its log says why. Steps are never stored under an id without its se
 Every refusal is counted by cause (:meth:`LearnerServer.refusals`, and per actor in
 :class:`ActorStats`) and each cause is logged once.
 
+A learner given a holders file (``holders_file``; the learner process keeps
+``<run_dir>/learner/holders.json``) writes the digest of every held id's secret there and
+reads it back when it restarts (:mod:`robot_rl.training.remote.holders`): a holder from
+before the restart that presents its secret keeps its id, and anyone else waits out the
+lease, counted from the restart.
+
 A learner that restarts passes ``acked`` (highest seq it holds per actor incarnation)
 and ``weight_version`` (the last version it published), so resent batches are
 recognised and weight versions keep increasing across restarts.
@@ -73,6 +79,7 @@ import time
 import uuid
 from concurrent import futures
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Iterator, Mapping, Protocol
 
 import grpc
@@ -80,7 +87,7 @@ import numpy as np
 
 from robot_rl.config.learning import LearningConfig
 from robot_rl.data.transition import Step
-from robot_rl.training.remote import security
+from robot_rl.training.remote import holders, security
 from robot_rl.training.remote.codec import ActorReport, DecodedBatch, decode_batch, decode_spaces, encode_weights
 from robot_rl.training.remote.errors import LearningError, PayloadError
 from robot_rl.training.remote.intake import Intake
@@ -133,18 +140,29 @@ class ActorStats:
 
 @dataclass
 class _Holder:
-    """Who holds an actor id: the secret handed out, where from, and when it last called."""
+    """Who holds an actor id: the secret handed out (empty for a holder read back after a
+    restart until it presents it), its digest, where from, and when it last called."""
 
     secret: bytes
     peer: str
     last_call: float  # time.monotonic()
+    digest: bytes = b""
+
+    def __post_init__(self) -> None:
+        if self.secret and not self.digest:
+            self.digest = holders.digest(self.secret)
+
+    def proven_by(self, presented: bytes) -> bool:
+        """``presented`` is this holder's secret (compared in constant time)."""
+        return bool(presented) and hmac.compare_digest(self.digest, holders.digest(presented))
 
 
 class LearnerServer:
     """Serves Register, PushTransitions and StreamWeights for any number of actors."""
 
     def __init__(self, cfg: LearningConfig, spaces: EnvSpaces, sink: TransitionSink, token: str, *,
-                 acked: Mapping[tuple[str, str], int] | None = None, weight_version: int = 0) -> None:
+                 acked: Mapping[tuple[str, str], int] | None = None, weight_version: int = 0,
+                 holders_file: Path | None = None) -> None:
         self.cfg = cfg
         self.spaces = spaces
         self.sink = sink
@@ -158,6 +176,12 @@ class LearnerServer:
         self._holders: dict[str, _Holder] = {}  # actor id -> its holder, for every registered id
         self._streams: dict[str, int] = {}  # actor id -> weight streams open
         self._stats: dict[str, ActorStats] = {}
+        self._holders_file = holders_file
+        if holders_file is not None:  # a restart: the holders before it keep their ids for the lease
+            restarted = time.monotonic()
+            for actor_id, d in holders.load_holders(holders_file, ACTOR_ID).items():
+                self._holders[actor_id] = _Holder(b"", "", restarted, d)
+                self._stats[actor_id] = ActorStats(actor_id)
         self._refusals = Refusals()
         self._interceptor: security.TokenInterceptor | None = None
         self._intake: Intake | None = None
@@ -287,13 +311,21 @@ class LearnerServer:
         then the id is taken over and the old holder's secret is void.
         """
         holder = self._holders.get(actor_id)
-        if holder is None or (presented and hmac.compare_digest(holder.secret, presented)):
+        if holder is None:
+            return None
+        if holder.proven_by(presented):
+            holder.secret = presented  # a holder read back after a restart has it again
             return None
         silent = time.monotonic() - holder.last_call
         stats = self._stats[actor_id]
         if self._streams.get(actor_id) or silent < self.cfg.actor_lease_s:
             stats.takeovers_refused += 1
-            live = "holds a weight stream" if self._streams.get(actor_id) else f"called {silent:.1f} s ago"
+            if self._streams.get(actor_id):
+                live = "holds a weight stream"
+            elif not holder.secret:
+                live = f"held it before the learner restarted {silent:.1f} s ago"
+            else:
+                live = f"called {silent:.1f} s ago"
             return (f"actor id '{actor_id}' belongs to another client ({peer_host(holder.peer)}, which {live}); "
                     f"{'the secret presented is not its secret' if presented else 'no secret was presented'}. "
                     f"A client may take it once the holder has been silent for learning.actor_lease_s "
@@ -301,7 +333,11 @@ class LearnerServer:
         log.warning("actor id %s taken over by %s: its holder (%s) was silent for %.1f s (learning.actor_lease_s)",
                     actor_id, peer_host(peer), peer_host(holder.peer), silent)
         stats.takeovers += 1
-        old = self._registered[actor_id]
+        old = self._registered.get(actor_id)
+        if old is None:  # a holder from before a restart that never came back
+            self._holders.pop(actor_id)
+            self._save_holders()
+            return None
         self._release(actor_id)  # the old incarnation can send no more; the new holder starts afresh
         self._acked.pop((actor_id, old), None)
         return None
@@ -323,7 +359,8 @@ class LearnerServer:
     def _release(self, actor_id: str) -> None:
         """``actor_id`` gives its slot up; its incarnation can send no more (holds the lock)."""
         incarnation = self._registered.pop(actor_id)
-        self._holders.pop(actor_id, None)
+        if self._holders.pop(actor_id, None) is not None:
+            self._save_holders()
         self._stats[actor_id].registered = False
         self._actor_locks.pop((actor_id, incarnation), None)
         self._forget(actor_id, incarnation)
@@ -346,6 +383,7 @@ class LearnerServer:
         holder = self._holders.get(actor_id)
         if holder is None:
             holder = self._holders[actor_id] = _Holder(secrets.token_bytes(32), peer, 0.0)
+            self._save_holders()
         holder.last_call = time.monotonic()
         key = (actor_id, incarnation)
         self._actor_locks.setdefault(key, threading.Lock())
@@ -359,11 +397,24 @@ class LearnerServer:
         holder = self._holders.get(actor_id)
         if holder is None:
             return None  # not registered: the caller gets NOT_FOUND and registers
-        if not presented or not hmac.compare_digest(holder.secret, presented):
+        if not holder.proven_by(presented):
             return (f"it does not carry the secret the learner gave the client that holds this actor id "
                     f"({'none' if not presented else 'a wrong one'} presented); register to get one")
         holder.last_call = time.monotonic()
         return None
+
+    def _save_holders(self) -> None:
+        """Write the held ids' secret digests to the holders file, if there is one (holds the lock).
+
+        A write that fails is logged, not raised: the learner serves on, and a restart then
+        reads the last file that was written whole (or none)."""
+        if self._holders_file is None:
+            return
+        try:
+            holders.save_holders(self._holders_file, {a: h.digest for a, h in self._holders.items()})
+        except OSError as err:
+            log.error("could not write %s (%s): after a restart the learner may not know every actor id's holder",
+                      self._holders_file, err)
 
     def _forget(self, actor_id: str, incarnation: str) -> None:
         forget = getattr(self.sink, "forget", None)
