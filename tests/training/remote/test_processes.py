@@ -177,6 +177,9 @@ def test_kill_9_learner_actors_keep_stepping_and_resume_loses_nothing(tmp_path):
         learner = Learner(run_dir, port, overrides, resume=True)
         learner.wait_listening()
         wait_for(lambda: all(a.actor.client.connects >= 2 for a in actors), 60, learner)
+        # the resumed learner read back who held each id: both actors got theirs back with their secrets
+        assert sorted(json.loads((run_dir / "learner" / "holders.json").read_text())["holders"]) == \
+            ["robot-h", "robot-p"]
         wait_for(lambda: learner.stats().get("updates", 0) > before["updates"] + 10, 180, learner)
         for a in actors:
             a.actor.stop()
