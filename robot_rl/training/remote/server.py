@@ -423,7 +423,8 @@ class LearnerServer:
 
     def _prune_stats(self) -> None:
         """Keep statistics of at most STATS_KEPT_PER_SLOT x max_actors ids (holds the lock)."""
-        gone = sorted((s.last_seen_unix, a) for a, s in self._stats.items() if a not in self._registered)
+        gone = sorted((s.last_seen_unix, a) for a, s in self._stats.items()
+                      if a not in self._registered and a not in self._holders)  # a holder from before a restart
         for _, actor_id in gone[:max(0, len(self._stats) - STATS_KEPT_PER_SLOT * self.cfg.max_actors)]:
             del self._stats[actor_id]
 
