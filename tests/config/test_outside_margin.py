@@ -15,12 +15,16 @@ KEY = "robot.workspace.outside_margin_m"
 CONFIG = "configs/pick_cube.yaml"
 
 
-def test_the_default_is_5_cm_and_reaches_the_box():
+@pytest.mark.parametrize("key,box_field,default,other", [
+    (KEY, "outside_margin", 0.05, 0.12),  # 5 cm
+    ("robot.workspace.outside_margin_rad", "outside_margin_rad", 0.35, 0.8),
+])
+def test_the_defaults_reach_the_box_and_so_does_a_value_set(key, box_field, default, other):
     cfg = load_config(CONFIG)
-    assert cfg.robot.workspace.outside_margin_m == 0.05
-    assert SafetyBox.from_config(cfg.robot).outside_margin == 0.05
-    cfg = load_config(CONFIG, [f"{KEY}=0.12"])
-    assert SafetyBox.from_config(cfg.robot).outside_margin == 0.12
+    assert getattr(cfg.robot.workspace, key.rsplit(".", 1)[1]) == default
+    assert getattr(SafetyBox.from_config(cfg.robot), box_field) == default
+    cfg = load_config(CONFIG, [f"{key}={other}"])
+    assert getattr(SafetyBox.from_config(cfg.robot), box_field) == other
 
 
 @pytest.mark.parametrize("value,fragment", [
@@ -55,14 +59,6 @@ def test_a_bad_value_in_a_file_names_the_file_and_the_key(tmp_path):
 
 
 ROT_KEY = "robot.workspace.outside_margin_rad"
-
-
-def test_the_rotation_margin_defaults_to_0_35_rad_and_reaches_the_box():
-    cfg = load_config(CONFIG)
-    assert cfg.robot.workspace.outside_margin_rad == 0.35
-    assert SafetyBox.from_config(cfg.robot).outside_margin_rad == 0.35
-    cfg = load_config(CONFIG, [f"{ROT_KEY}=0.8"])
-    assert SafetyBox.from_config(cfg.robot).outside_margin_rad == 0.8
 
 
 @pytest.mark.parametrize("value,fragment", [
