@@ -30,6 +30,7 @@ from robot_rl.errors import RobotRLError
 HOLDERS_FILE = "holders.json"
 FORMAT = "robot_rl.holders/1"
 MAX_HOLDERS = 10_000  # far above any learning.max_actors: a longer file is not one this learner wrote
+MAX_BYTES = 4 << 20  # MAX_HOLDERS entries take about 1 MB
 
 
 def digest(secret: bytes) -> bytes:
@@ -49,8 +50,11 @@ def load_holders(path: Path, actor_id_pattern: re.Pattern[str]) -> dict[str, byt
     if not path.exists():
         return {}
     try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise _damaged(path, f"{size} bytes (at most {MAX_BYTES})")
         body = json.loads(path.read_text(encoding="utf-8"))
-    except READ_ERRORS as err:
+    except (*READ_ERRORS, RecursionError) as err:  # RecursionError: JSON nested thousands deep
         raise _damaged(path, f"unreadable ({type(err).__name__}: {err})") from None
     holders = body.get("holders") if isinstance(body, dict) else None
     if not isinstance(body, dict) or body.get("format") != FORMAT or not isinstance(holders, dict):

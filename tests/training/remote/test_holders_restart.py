@@ -126,6 +126,8 @@ GOOD = digest(b"x").hex()
     ('{"format": "' + FORMAT + '", "holders": {"a": NaN}}', "not a SHA-256 in hex"),
     ('{"format": "' + FORMAT + '", "holders": {"a": Infinity}}', "not a SHA-256 in hex"),
     (json.dumps({"format": FORMAT, "holders": {f"a{i}": GOOD for i in range(10_001)}}), "10001 holders"),
+    ("[" * 100_000 + "]" * 100_000, "unreadable"),
+    (" " * (5 << 20), "bytes (at most"),
 ])
 def test_a_damaged_holders_file_is_one_line_naming_it_and_is_left_as_it_was(tmp_path, body, fragment):
     file = tmp_path / "holders.json"
