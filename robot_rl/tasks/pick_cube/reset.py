@@ -154,8 +154,7 @@ class PickCubeReset(SimTaskReset):
                     self.pick()
                 holding = False
                 self.place(rng)
-                if self.task.params.decoys:  # the clutter changes too, as it does at a teleport
-                    self.task.place_decoys(rng.spawn(1)[0], self.task.cube_pos()[:2])
+                self.task.place_decoys(rng, self.task.cube_pos()[:2])  # the clutter changes too, as at a teleport
                 rr.recorder.stats.attempts += attempts
                 return
             except _Retry as why:

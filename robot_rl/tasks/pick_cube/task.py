@@ -47,13 +47,17 @@ class PickCube(SimTask):
         d.qpos[self._qpos:self._qpos + 3] = [xy[0], xy[1], p.cube_half_size + 1e-4]
         d.qpos[self._qpos + 3:self._qpos + 7] = rpy_to_quat([0.0, 0.0, yaw])
         d.qvel[self._dof:self._dof + 6] = 0.0
-        if self._decoys:
-            # A child generator: the parent's draws (the arm's start pose next) stay those of
-            # the scene without decoys, so the state observation's episodes are unchanged.
-            self.place_decoys(rng.spawn(1)[0], xy)
+        self.place_decoys(rng, xy)
 
     def place_decoys(self, rng: np.random.Generator, cube_xy: np.ndarray) -> None:
-        """Each decoy somewhere in the cube's range, away from the cube and the decoys before it."""
+        """Each decoy somewhere in the cube's range, away from the cube and the decoys before it.
+
+        The draws come from a child of ``rng``: the parent's draws (the arm's start pose next)
+        stay those of the scene without decoys, so the state observation's episodes are unchanged.
+        """
+        if not self._decoys:
+            return
+        rng = rng.spawn(1)[0]
         p, world = self.params, self._world()
         centre, span = np.asarray(p.cube_xy_center), np.asarray(p.cube_xy_range)
         taken = [np.asarray(cube_xy, dtype=float)]

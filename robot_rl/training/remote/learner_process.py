@@ -217,14 +217,15 @@ class LearnerProcess:
             self._restore()
         else:
             self.base_run.start(self.learner.agent)  # warm start: the actor becomes the BC policy
-        self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard, config=cfg)
         holders_file = self.state_dir / HOLDERS_FILE  # who held which actor id, for a resumed learner
         if not resume:
             holders_file.unlink(missing_ok=True)  # a fresh run: no holders from another
         self.state_dir.mkdir(parents=True, exist_ok=True)
+        # Before the metrics log: a damaged holders file stops a resume before TensorBoard writes anything.
         self.server = LearnerServer(lc, EnvSpaces.from_gym(self.obs_space, self.action_space), self.assembler,
                                     token, acked=self.assembler.acked(), weight_version=self.weight_version,
                                     holders_file=holders_file)
+        self.metrics = MetricsLog(self.run_dir, tensorboard=tensorboard, config=cfg)
 
     # --- setup -----------------------------------------------------------------------
 
