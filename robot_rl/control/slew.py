@@ -23,6 +23,14 @@ import numpy as np
 from robot_rl.control.transforms import orientation_error, quat_mul, quat_normalize, rotvec_to_quat
 
 
+def same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """``np.array_equal(a, b)`` for arrays (or None): asked every control cycle, where
+    ``array_equal``'s wrapper cost more than the comparison."""
+    if a is None or b is None:
+        return a is b
+    return a.shape == b.shape and bool((a == b).all())
+
+
 def limit_norm(vec: np.ndarray, max_norm: float) -> np.ndarray:
     """``vec`` scaled down so that its Euclidean norm is at most ``max_norm``."""
     norm = float(np.linalg.norm(vec))
@@ -43,7 +51,7 @@ class TargetSlew:
     @property
     def arrived(self) -> bool:
         """The target is on its goal: most cycles, so :meth:`advance` then does nothing."""
-        return bool(np.array_equal(self.pos, self.goal_pos) and np.array_equal(self.quat, self.goal_quat))
+        return same(self.pos, self.goal_pos) and same(self.quat, self.goal_quat)
 
     def clear(self) -> None:
         """No target at all (after a controller restart): the next one is a measured pose."""
@@ -97,7 +105,7 @@ class PostureSlew:
     @property
     def arrived(self) -> bool:
         return (self.stiffness == self.goal_stiffness and self.damping == self.goal_damping
-                and bool(np.array_equal(self.q, self.goal_q)))
+                and same(self.q, self.goal_q))
 
     def set_goal(self, q: np.ndarray, stiffness: float, damping: float) -> None:
         self.goal_q, self.goal_stiffness, self.goal_damping = (np.array(q, dtype=np.float64), float(stiffness),

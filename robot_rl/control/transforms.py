@@ -3,6 +3,12 @@
 Plain NumPy so that the same code runs in the MuJoCo backend, on a real robot's torque
 loop and in tests. Quaternions are normalised on the way in where it matters; the
 rotation vector of a quaternion always takes the short way round (|angle| <= pi).
+
+The impedance law calls these at every control cycle (500-1000 Hz, and 50 times per env
+step in sim), where NumPy's per-call overhead on 4-vectors was most of its cost. So a
+float64 array's components are taken as Python floats: the same IEEE double operations in
+the same order, hence the same bits, at a fraction of the cost of NumPy scalars. Any other
+input (lists, float32) keeps NumPy's own arithmetic and result types.
 """
 
 from __future__ import annotations
@@ -31,8 +37,15 @@ def quat_normalize(q: np.ndarray, min_norm: float = _EPS) -> np.ndarray:
     raise ValueError(f"cannot normalise quaternion {q}")
 
 
+def _float64(*arrays: object) -> bool:
+    """Every one of ``arrays`` is a float64 ndarray (its ``tolist()`` floats compute the same bits)."""
+    return all(type(a) is np.ndarray and a.dtype == np.float64 for a in arrays)
+
+
 def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Hamilton product ``a * b`` (apply ``b`` first, then ``a``)."""
+    if _float64(a, b):
+        a, b = a.tolist(), b.tolist()
     aw, ax, ay, az = a
     bw, bx, by, bz = b
     return np.array([
@@ -44,6 +57,9 @@ def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def quat_conj(q: np.ndarray) -> np.ndarray:
+    if _float64(q):
+        w, x, y, z = q.tolist()
+        return np.array([w, -x, -y, -z])
     return np.array([q[0], -q[1], -q[2], -q[3]], dtype=np.float64)
 
 
@@ -52,11 +68,12 @@ def quat_to_rotvec(q: np.ndarray) -> np.ndarray:
     q = np.asarray(q, dtype=np.float64)
     if q[0] < 0:
         q = -q
-    s = np.linalg.norm(q[1:])
+    v = q[1:]
+    s = math.sqrt(v.dot(v))  # what np.linalg.norm computes for a float64 vector, without its wrapper
     if s < 1e-9:
-        return 2.0 * q[1:]
+        return 2.0 * v
     angle = 2.0 * np.arctan2(s, q[0])
-    return q[1:] / s * angle
+    return v / s * angle
 
 
 def rotvec_to_quat(v: np.ndarray) -> np.ndarray:
@@ -79,20 +96,20 @@ def quat_to_mat(q: np.ndarray) -> np.ndarray:
 
 
 def mat_to_quat(m: np.ndarray) -> np.ndarray:
-    m = np.asarray(m, dtype=np.float64)
-    tr = m[0, 0] + m[1, 1] + m[2, 2]
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = np.asarray(m, dtype=np.float64).tolist()
+    tr = m00 + m11 + m22
     if tr > 0:
         s = np.sqrt(tr + 1.0) * 2
-        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        s = np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2
-        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
-    elif m[1, 1] > m[2, 2]:
-        s = np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2]) * 2
-        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
+        q = [0.25 * s, (m21 - m12) / s, (m02 - m20) / s, (m10 - m01) / s]
+    elif m00 > m11 and m00 > m22:
+        s = np.sqrt(1.0 + m00 - m11 - m22) * 2
+        q = [(m21 - m12) / s, 0.25 * s, (m01 + m10) / s, (m02 + m20) / s]
+    elif m11 > m22:
+        s = np.sqrt(1.0 + m11 - m00 - m22) * 2
+        q = [(m02 - m20) / s, (m01 + m10) / s, 0.25 * s, (m12 + m21) / s]
     else:
-        s = np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2
-        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
+        s = np.sqrt(1.0 + m22 - m00 - m11) * 2
+        q = [(m10 - m01) / s, (m02 + m20) / s, (m12 + m21) / s, 0.25 * s]
     q = np.array(q)
     return q / np.linalg.norm(q)
 
