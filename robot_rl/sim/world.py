@@ -122,13 +122,13 @@ class SimWorld(Clock):
         m, d = self.model, self.data
         jacp, jacr = self._jac[:3], self._jac[3:]
         mujoco.mj_jacSite(m, d, jacp, jacr, self.tcp_site)
-        return ArmState(
-            q=d.qpos[self.arm_qpos].copy(),
-            dq=d.qvel[self.arm_dof].copy(),
+        return ArmState(  # indexing by an index array copies already; the site's row is a view
+            q=d.qpos[self.arm_qpos],
+            dq=d.qvel[self.arm_dof],
             pos=d.site_xpos[self.tcp_site].copy(),
             quat=mat_to_quat(d.site_xmat[self.tcp_site].reshape(3, 3)),
-            jac=self._jac[:, self.arm_dof].copy(),
-            bias=d.qfrc_bias[self.arm_dof].copy(),
+            jac=self._jac[:, self.arm_dof].copy(),  # C order: the law's products round as they always have
+            bias=d.qfrc_bias[self.arm_dof],
         )
 
     def forward(self) -> None:
