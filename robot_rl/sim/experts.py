@@ -137,8 +137,9 @@ class InsertionExpert(ScriptedExpert):
     def goal_distance(self) -> float:
         return float(np.linalg.norm(self.task_state()[3:6]))  # tip relative to the opening
 
-    def lined_up(self, to_start: bool) -> bool:
-        """Is the part lined up beyond xy: ``to_start`` a push (strict), or else to keep pushing (loose)."""
+    def lined_up(self, state: np.ndarray, to_start: bool) -> bool:
+        """Is the part lined up beyond xy, by this step's task ``state``: ``to_start`` a push
+        (strict), or else to keep pushing (loose)."""
         return True
 
     def plan(self) -> tuple[np.ndarray, float]:
@@ -148,13 +149,13 @@ class InsertionExpert(ScriptedExpert):
         xy_err = np.linalg.norm((opening - tip)[:2])
         if self.phase == "align":
             target_tip = np.array([opening[0], opening[1], opening[2] + self.ALIGN_HEIGHT])
-            if xy_err < self.align_xy and self.lined_up(to_start=True) and tip[2] < opening[2] + 0.02:
+            if xy_err < self.align_xy and self.lined_up(state, to_start=True) and tip[2] < opening[2] + 0.02:
                 self.phase = "insert"
                 self.rim.start_push()
         if self.phase == "insert":
             target_tip = np.array([opening[0], opening[1], opening[2] - self.params.insert_depth - self.PUSH_BELOW])
             stuck = self.rim.stuck(tip[2], opening[2])
-            drifted = xy_err > self.abort_xy or not self.lined_up(to_start=False)
+            drifted = xy_err > self.abort_xy or not self.lined_up(state, to_start=False)
             if stuck or (drifted and tip[2] > opening[2]):
                 self.phase = "align"
         return target_tip + offset, 0.0

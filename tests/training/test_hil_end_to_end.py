@@ -9,10 +9,11 @@ and ground-truth eval success rises over the run. Figures with and without
 interventions at full budget: bench/hil_sim.py.
 
 The run stops at the first evaluation that reaches the 0.6 the test asks
-(``train.stop_at_success``). The budget has a margin: with 20 scripted demos the ground-truth
-eval curve (10 episodes at 1k..4k env steps, run to the end) was [0, .9, 1, 1], [0, 0, .9, .9]
-and [0, 0, .5, .9] for seeds 0, 1 and 2, and [0, .5, .7, .8] for seed 0 later; with 10 demos the last eval of a seed was 0.9 at best and the
-first good eval came only at 3k (a curve that a changed dependency could push under the bar).
+(``train.stop_at_success``). The budget has a margin: with 20 scripted demos the
+ground-truth eval curve (10 episodes at 1k..4k env steps, run to the end) was
+[0, .9, 1, 1], [0, 0, .9, .9] and [0, 0, .5, .9] for seeds 0, 1 and 2, and [0, .5, .7, .8]
+for seed 0 later; with 10 demos the last eval of a seed was 0.9 at best and the first good
+eval came only at 3k (a curve that a changed dependency could push under the bar).
 """
 
 import numpy as np
@@ -36,7 +37,8 @@ REWARD = ["reward.image_size=[48,48]", "reward.train_steps=800", "reward.batch_s
 RUN = ["seed=0", "task.params.cube_xy_range=[0.02, 0.02]", "task.params.cube_yaw_range=0.0",
        "env.obs_mode=both", "env.policy_keys=[state]", "intervention.device=simulated",
        "train.scripted_demos=20", "train.demos=null", "train.total_env_steps=4000", "train.eval_every=1000",
-       "train.eval_episodes=10", "train.stop_at_success=0.6", "train.checkpoint_every=0", "train.torch_threads=1", "train.progress=false"]
+       "train.eval_episodes=10", "train.stop_at_success=0.6", "train.checkpoint_every=0", "train.torch_threads=1",
+       "train.progress=false"]
 
 
 def _wrappers(env):

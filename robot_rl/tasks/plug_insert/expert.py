@@ -22,13 +22,15 @@ class PlugInsertExpert(InsertionExpert):
     #: Scenario drivers turn the plug this far off the slot's yaw on purpose (a plug that cannot go in).
     yaw_offset = 0.0
 
-    def yaw_to_go(self) -> float:
-        """How far the plug must still turn (rad, wrapped): its yaw error, less any intended offset."""
-        return wrap_angle(float(self.task_state()[6]) - self.yaw_offset)
+    def yaw_to_go(self, state: np.ndarray | None = None) -> float:
+        """How far the plug must still turn (rad, wrapped): its yaw error in the task ``state``
+        (read now when not given), less any intended offset."""
+        state = self.task_state() if state is None else state
+        return wrap_angle(float(state[6]) - self.yaw_offset)
 
-    def lined_up(self, to_start: bool) -> bool:
+    def lined_up(self, state: np.ndarray, to_start: bool) -> bool:
         """The plug turned to the slot's yaw: within ``align_yaw`` to push, ``abort_yaw`` to keep pushing."""
-        yaw_err = abs(self.yaw_to_go())
+        yaw_err = abs(self.yaw_to_go(state))
         return yaw_err < self.align_yaw if to_start else yaw_err <= self.abort_yaw
 
     def turn(self) -> float:
