@@ -120,7 +120,10 @@ GRIPPER_CHOICES = 3
 #: The narrowest demo range :func:`state_scale_of` maps onto [-1, 1], in the feature's own units
 #: (metres, radians, rad/s; the gripper's 0-255 is far wider): 1 cm of TCP travel is then at most 0.2.
 STATE_RANGE_FLOOR = 0.1
-IMAGE_SIZE = 128  # gym-hil's render size; both learners see it as it is
+IMAGE_SIZE = 128  # gym-hil's render size (its GymRenderingSpec), the --image-size default
+#: --image-size bounds: LeRobot 0.4.4's default SAC image encoder (four unpadded stride-2 convs, kernels 7, 5, 3
+#: and 3) needs at least 39 pixels; 32 fails in its third conv
+IMAGE_SIZES = (39, 256)
 TASK = "Pick up the cube"
 USAGE_EXIT = 2
 
@@ -151,6 +154,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--eval-episodes", type=int, default=20)
     p.add_argument("--eval-seed", type=int, default=10_000)
     p.add_argument("--demos", type=int, default=10, help="scripted expert episodes in the shared dataset")
+    p.add_argument("--lerobot-fps", type=int, default=FPS,
+                   help="the wall-clock rate LeRobot's actor holds (its env.fps, an integer; gym-hil's own 10 Hz by "
+                        "default): lower it where LeRobot's learner cannot make --utd updates per env step at 10 Hz")
+    p.add_argument("--image-size", type=int, default=IMAGE_SIZE,
+                   help="pixels: both cameras rendered N x N by gym-hil itself (its render_spec), for both learners")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--utd", type=int, default=2, help="updates per env step (robot_rl); LeRobot's utd_ratio")
     p.add_argument("--discount", type=float, default=0.97)
@@ -186,15 +194,20 @@ def check_args(args: argparse.Namespace) -> None:
                              ("--eval-episodes", args.eval_episodes, 1), ("--demos", args.demos, 1),
                              ("--batch-size", args.batch_size, 2), ("--utd", args.utd, 1),
                              ("--update-speed", args.update_speed, 0),
-                             ("--learning-starts", args.learning_starts, 0), ("--eval-seed", args.eval_seed, 0)):
+                             ("--learning-starts", args.learning_starts, 0), ("--eval-seed", args.eval_seed, 0),
+                             ("--image-size", args.image_size, IMAGE_SIZES[0])):
         if value < low:
             raise BenchError(f"{flag}: {value} is below {low}")
+    if args.image_size > IMAGE_SIZES[1]:
+        raise BenchError(f"--image-size: {args.image_size} is above {IMAGE_SIZES[1]}")
     if args.batch_size % 2:
         raise BenchError(f"--batch-size: {args.batch_size} is odd; half of each batch comes from the demos")
     if args.eval_every > args.env_steps:
         raise BenchError(f"--eval-every: {args.eval_every} is more than --env-steps {args.env_steps}: no evaluation")
     if not (0.0 < args.discount < 1.0):  # NaN fails this too
         raise BenchError(f"--discount: {args.discount} is not in (0, 1)")
+    if not (1 <= args.lerobot_fps <= 1000):
+        raise BenchError(f"--lerobot-fps: {args.lerobot_fps} is not in [1, 1000]")
     if not (0.0 < args.init_temperature <= 100.0):
         raise BenchError(f"--init-temperature: {args.init_temperature} is not in (0, 100]")
     # LeRobot's python is always needed: its writer records the shared demos
@@ -276,11 +289,11 @@ def summarize(runs: list[dict[str, Any]], budget: int) -> dict[str, Any]:
 # The env both learners act in (imported in the children: gymnasium and gym-hil)
 
 
-def register_bench_envs(state_scale: dict[str, list[float]] | None = None) -> None:
+def register_bench_envs(state_scale: dict[str, list[float]] | None = None, image_size: int = IMAGE_SIZE) -> None:
     """``gym_hil/BenchPickCube{Fixed,Random}{State,Pixels}-v0``: gym-hil's PandaPickCube-v0 wrappers
     (no human input), the block fixed or random, the global NumPy RNG seeded on a seeded reset,
     ``agent_pos`` scaled by ``state_scale`` (:func:`scale_state`; None: gym-hil's raw units, which
-    only the demo recorder sees)."""
+    only the demo recorder sees), the cameras ``image_size`` square."""
     import gym_hil  # noqa: F401  (registers gym-hil's envs)
     import gymnasium as gym
 
@@ -290,7 +303,7 @@ def register_bench_envs(state_scale: dict[str, list[float]] | None = None) -> No
             if env_id not in gym.registry:
                 gym.register(id=env_id, entry_point=_make_bench_env, max_episode_steps=EPISODE_STEPS,
                              kwargs={"random_block_position": block == "random", "images": obs == "pixels",
-                                     "state_scale": state_scale})
+                                     "state_scale": state_scale, "image_size": image_size})
 
 
 def state_scale_of(states: Any) -> dict[str, list[float]]:
@@ -324,7 +337,7 @@ def scale_state(agent_pos: Any, scale: dict[str, list[float]] | None) -> Any:
 
 def _make_bench_env(random_block_position: bool, images: bool = True, image_obs: bool = True,
                     use_gripper: bool = True, gripper_penalty: float = 0.0, render_mode: Any = None,
-                    state_scale: dict[str, list[float]] | None = None, **_: Any):
+                    state_scale: dict[str, list[float]] | None = None, image_size: int = IMAGE_SIZE, **_: Any):
     """The env of one bench run. ``render_mode`` is ignored (LeRobot asks for 'human', robot_rl for
     none: both get gym-hil's offscreen renderer); the gripper is always on (a 4-number action).
 
@@ -333,9 +346,11 @@ def _make_bench_env(random_block_position: bool, images: bool = True, image_obs:
     and the two cameras cost 3/4 of an env step on this CPU. Its observation is ``agent_pos`` alone,
     as gym-hil's with images on (gym-hil adds the block's position, ``environment_state``, when
     images are off; the bench drops it so both settings observe the same state). ``agent_pos`` is
-    scaled by ``state_scale`` (:func:`scale_state`), in both settings."""
+    scaled by ``state_scale`` (:func:`scale_state`), in both settings. The cameras are ``image_size``
+    square, rendered at that size by gym-hil's own ``render_spec`` (not resized afterwards)."""
     import gymnasium as gym
     import numpy as np
+    from gym_hil import GymRenderingSpec
     from gym_hil.wrappers.factory import make_env
 
     class ScaledState(gym.ObservationWrapper):
@@ -364,7 +379,8 @@ def _make_bench_env(random_block_position: bool, images: bool = True, image_obs:
 
     env = make_env("gym_hil/PandaPickCubeBase-v0", use_inputs_control=False, use_gripper=use_gripper,
                    gripper_penalty=gripper_penalty, image_obs=image_obs and images,
-                   random_block_position=random_block_position)
+                   random_block_position=random_block_position,
+                   render_spec=GymRenderingSpec(height=image_size, width=image_size))
     _fast_renderer(env.unwrapped)
     env = ScaledState(env)
     return SeedsBlock(env if images else AgentPosOnly(env))
@@ -434,7 +450,8 @@ def child_record(spec: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
-    register_bench_envs(None)
+    register_bench_envs(None, spec["image_size"])
+    size = spec["image_size"]
     pixels = spec["obs"] == "pixels"
     features: dict[str, Any] = {
         "observation.state": {"dtype": "float32", "shape": (STATE_DIM,), "names": None},
@@ -445,7 +462,7 @@ def child_record(spec: dict[str, Any]) -> dict[str, Any]:
     }
     if pixels:
         for cam in ("front", "wrist"):
-            features[f"observation.images.{cam}"] = {"dtype": "video", "shape": (IMAGE_SIZE, IMAGE_SIZE, 3),
+            features[f"observation.images.{cam}"] = {"dtype": "video", "shape": (size, size, 3),
                                                      "names": ["height", "width", "channels"]}
     ds = LeRobotDataset.create(repo_id="local/bench_pick_cube", fps=FPS, root=spec["dataset"], features=features,
                                use_videos=True)
@@ -495,7 +512,7 @@ def child_robot_rl_demos(spec: dict[str, Any]) -> dict[str, Any]:
     from robot_rl.data.lerobot_import import import_lerobot
     from robot_rl.envs.gym_env import make_gym_env
 
-    register_bench_envs(spec["state_scale"])
+    register_bench_envs(spec["state_scale"], spec["image_size"])
     env = make_gym_env(spec_env_id(spec), kwargs={"image_obs": True}, obs_map=gym_obs(spec["obs"]),
                        max_episode_steps=EPISODE_STEPS)
     obs_space, agent_space = env.observation_space, env.action_space
@@ -561,7 +578,7 @@ def child_robot_rl_train(spec: dict[str, Any]) -> dict[str, Any]:
     from robot_rl.data.replay import ReplayBuffer
     from robot_rl.envs.gym_env import make_gym_env
 
-    register_bench_envs(spec["state_scale"])
+    register_bench_envs(spec["state_scale"], spec["image_size"])
     start = time.monotonic()
     rc = main(["train", "--config", spec["config"], *robot_rl_overrides(spec)])
     wall = time.monotonic() - start
@@ -617,8 +634,9 @@ def lerobot_config(spec: dict[str, Any]) -> dict[str, Any]:
     feats: dict[str, Any] = {"observation.state": {"type": "STATE", "shape": [STATE_DIM]}}
     stats = lerobot_stats()
     if spec["obs"] == "pixels":
+        size = spec["image_size"]
         for cam in ("front", "wrist"):
-            feats[f"observation.images.{cam}"] = {"type": "VISUAL", "shape": [3, IMAGE_SIZE, IMAGE_SIZE]}
+            feats[f"observation.images.{cam}"] = {"type": "VISUAL", "shape": [3, size, size]}
             stats[f"observation.images.{cam}"] = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
     action = {"action": {"type": "ACTION", "shape": [3]}}
     return {
@@ -629,9 +647,10 @@ def lerobot_config(spec: dict[str, Any]) -> dict[str, Any]:
         "wandb": {"enable": False},
         "dataset": {"repo_id": "local/bench_pick_cube", "root": spec["dataset"], "use_imagenet_stats": False},
         "env": {"type": "gym_manipulator", "name": "gym_hil", "task": spec_env_id(spec).split("/", 1)[1],
-                # the actor sleeps to hold env.fps: gym-hil's own 10 Hz, as on a real cell, so its learner
-                # updates at its own pace between env steps (LeRobot's design: it does not wait for updates)
-                "fps": FPS,
+                # the actor sleeps to hold env.fps (gym-hil's own 10 Hz unless --lerobot-fps), as on a real
+                # cell, so its learner updates at its own pace between env steps (LeRobot's design: it does not
+                # wait for updates); the simulated time per env step stays gym-hil's 0.1 s whatever the rate
+                "fps": spec.get("lerobot_fps", FPS),
                 # the continuous part: LeRobot's make_policy takes the policy's action from here and
                 # adds the discrete gripper to it (a [4] here would be a 5-number action)
                 "features": {**feats, **action},
@@ -658,7 +677,7 @@ def child_lerobot_module(spec: dict[str, Any]) -> None:
     after registering the bench envs (gym-hil ids LeRobot's ``make_robot_env`` then builds)."""
     import runpy
 
-    register_bench_envs(spec["state_scale"])
+    register_bench_envs(spec["state_scale"], spec["image_size"])
     sys.argv = [spec["module"], f"--config_path={spec['config']}"]
     runpy.run_module(spec["module"], run_name="__main__", alter_sys=True)
 
@@ -675,7 +694,7 @@ def child_lerobot_eval(spec: dict[str, Any]) -> dict[str, Any]:
     from lerobot.rl.buffer import ReplayBuffer
     from lerobot.rl.gym_manipulator import create_transition, make_processors
 
-    register_bench_envs(spec["state_scale"])
+    register_bench_envs(spec["state_scale"], spec["image_size"])
     torch.set_num_threads(1)
     env = gym.make(spec_env_id(spec), image_obs=True, use_gripper=True, gripper_penalty=0.0)
 
@@ -720,7 +739,7 @@ def child_lerobot_eval(spec: dict[str, Any]) -> dict[str, Any]:
         curve.append([at[ckpt], wins / spec["eval_episodes"], int(state["step"])])
     one = {"observation.state": torch.zeros(STATE_DIM)}
     for k in keys[1:]:
-        one[k] = torch.zeros(3, IMAGE_SIZE, IMAGE_SIZE)
+        one[k] = torch.zeros(3, spec["image_size"], spec["image_size"])
     buf = ReplayBuffer(capacity=1000, device="cpu", state_keys=keys, storage_device="cpu", optimize_memory=True)
     buf.add(state=one, action=torch.zeros(4), reward=0.0, next_state=one, done=False, truncated=False,
             complementary_info={"discrete_penalty": torch.zeros(1)})
@@ -967,13 +986,14 @@ def run_lerobot(args: argparse.Namespace, spec: dict[str, Any], run_dir: Path) -
     actor_config.write_text(json.dumps({**lerobot_config(spec), "output_dir": str(run_dir / "actor_out")}, indent=1))
     start = time.monotonic()
     learner = run_child(args.lerobot_python, "lerobot_module", {"module": "lerobot.rl.learner", "config": str(config),
-                                                                "state_scale": spec["state_scale"]},
+                                                                "state_scale": spec["state_scale"],
+                                                                "image_size": spec["image_size"]},
                         run_dir / "learner.log", args.lerobot_pythonpath, wait=False)
     try:
         time.sleep(5)
         actor = run_child(args.lerobot_python, "lerobot_module",
                           {"module": "lerobot.rl.actor", "config": str(actor_config),
-                           "state_scale": spec["state_scale"]},
+                           "state_scale": spec["state_scale"], "image_size": spec["image_size"]},
                           run_dir / "actor.log", args.lerobot_pythonpath, wait=False)
         rc = actor.wait()
         wall = time.monotonic() - start
@@ -1045,12 +1065,14 @@ def main(argv: list[str] | None = None) -> int:
     common = {"env_steps": args.env_steps, "eval_every": args.eval_every, "eval_episodes": args.eval_episodes,
               "eval_seed": args.eval_seed, "demos": args.demos, "batch_size": args.batch_size, "utd": args.utd,
               "discount": args.discount, "learning_starts": args.learning_starts,
-              "init_temperature": args.init_temperature}
+              "init_temperature": args.init_temperature, "image_size": args.image_size,
+              "lerobot_fps": args.lerobot_fps}
     runs: list[dict[str, Any]] = []
     demos: dict[str, Any] = {}
     for obs in args.obs:
         for block in args.block:
-            setting = out / f"{obs}_{block}"
+            # a dataset is reused by a later run in the same --out: its folder names what it was recorded at
+            setting = out / (f"{obs}_{block}" + (f"_{args.image_size}px" if obs == "pixels" else ""))
             setting.mkdir(exist_ok=True)
             dataset, scale_file = setting / "dataset", setting / "state_scale.json"
             base = {**common, "obs": obs, "block": block, "seed": 0, "dataset": str(dataset)}
@@ -1098,6 +1120,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vs_lerobot: update speed {json.dumps(update_speed)}", file=sys.stderr, flush=True)
     summary = {"bench": "vs_lerobot", "env": "gym_hil PandaPickCube (Base + EE wrappers)", "budget": args.env_steps,
                "eval_episodes": args.eval_episodes, "seeds": args.seeds, "demos": demos or args.demos,
+               "image_size": args.image_size if "pixels" in args.obs else None, "lerobot_fps": args.lerobot_fps,
                "results": summarize(runs, args.env_steps), "update_speed": update_speed,
                "png": plot(runs, out)}
     print(json.dumps(summary), flush=True)

@@ -43,6 +43,7 @@ def pythons(tmp_path, monkeypatch):
 def test_defaults_are_the_issue_protocol(vs, pythons):
     args = vs.parse_args(pythons)
     assert (args.eval_episodes, args.seeds, args.obs, args.block) == (20, [0, 1, 2], ["state"], ["fixed"])
+    assert args.image_size == 128  # gym-hil's own render size
 
 
 @pytest.mark.parametrize("bad, word", [
@@ -56,6 +57,9 @@ def test_defaults_are_the_issue_protocol(vs, pythons):
     (["--batch-size", "33"], "--batch-size"), (["--update-speed", "-1"], "--update-speed"),
     (["--init-temperature", "0"], "--init-temperature"), (["--init-temperature", "nan"], "--init-temperature"),
     (["--init-temperature", "inf"], "--init-temperature"), (["--init-temperature", "-1"], "--init-temperature"),
+    (["--image-size", "32"], "--image-size"), (["--image-size", "-64"], "--image-size"),
+    (["--image-size", "4096"], "--image-size"), (["--lerobot-fps", "0"], "--lerobot-fps"),
+    (["--lerobot-fps", "-2"], "--lerobot-fps"), (["--lerobot-fps", "1001"], "--lerobot-fps"),
 ])
 def test_a_bad_flag_is_one_line_naming_it_and_exit_2(vs, pythons, capsys, bad, word):
     assert vs.main([*pythons, *bad]) == 2
@@ -128,7 +132,7 @@ def test_failed_and_malformed_runs_do_not_make_figures(vs):
 def test_both_sides_get_the_same_settings(vs):
     spec = {"obs": "pixels", "block": "random", "seed": 1, "env_steps": 2000, "eval_every": 500, "eval_episodes": 20,
             "eval_seed": 10_000, "demos": 10, "batch_size": 256, "utd": 2, "discount": 0.97, "learning_starts": 100,
-            "dataset": "d", "demo_dir": "demos", "run_dir": "run", "port": 5555}
+            "dataset": "d", "demo_dir": "demos", "run_dir": "run", "port": 5555, "image_size": 64, "lerobot_fps": 2}
     cfg = vs.lerobot_config(spec)
     sets = vs.robot_rl_overrides(spec)
     assert cfg["env"]["task"] == "BenchPickCubeRandomPixels-v0"
@@ -141,6 +145,8 @@ def test_both_sides_get_the_same_settings(vs):
     assert cfg["batch_size"] == 128 and pol["num_discrete_actions"] == 3 and cfg["seed"] == 1
     assert sorted(pol["input_features"]) == ["observation.images.front", "observation.images.wrist",
                                              "observation.state"]
+    assert pol["input_features"]["observation.images.front"]["shape"] == [3, 64, 64]  # what the env renders
+    assert cfg["env"]["fps"] == 2 and "env.control_hz=10" in sets  # LeRobot's actor's pace; the env's own rate
     assert vs.gym_obs("pixels") == {"state": ["agent_pos"], "front": ["pixels/front"], "wrist": ["pixels/wrist"]}
     assert vs.gym_obs("state") == {"state": ["agent_pos"]}
 
