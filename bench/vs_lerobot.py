@@ -168,6 +168,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "configs and robot_rl's default: 0.01; LeRobot's SACConfig default is 1.0)")
     p.add_argument("--update-speed", type=int, default=200,
                    help="updates timed per side and round for the equal-work update speed (0: skip it)")
+    p.add_argument("--update-speed-pixels", type=int, default=10,
+                   help="with --obs pixels: updates timed per side and round from the two cameras (0: skip it)")
+    p.add_argument("--no-runs", action="store_true",
+                   help="only the equal-work update speed: no demos, no learning runs")
     p.add_argument("--update-compile", action="store_true",
                    help="also time both updates under torch.compile (robot_rl's train.compile, LeRobot's "
                         "use_torch_compile)")
@@ -194,6 +198,7 @@ def check_args(args: argparse.Namespace) -> None:
                              ("--eval-episodes", args.eval_episodes, 1), ("--demos", args.demos, 1),
                              ("--batch-size", args.batch_size, 2), ("--utd", args.utd, 1),
                              ("--update-speed", args.update_speed, 0),
+                             ("--update-speed-pixels", args.update_speed_pixels, 0),
                              ("--learning-starts", args.learning_starts, 0), ("--eval-seed", args.eval_seed, 0),
                              ("--image-size", args.image_size, IMAGE_SIZES[0])):
         if value < low:
@@ -805,11 +810,26 @@ def _synthetic_transitions(seed: int, count: int) -> Any:
     return state, action, reward, next_state
 
 
-def _time_updates(update: Any, count: int, compiled: bool) -> dict[str, float]:
-    """``update`` run 20 times untimed (the compiler's first passes, with ``compiled``), then ``count``
-    times timed: updates per second and the untimed warm-up's seconds."""
+#: The cameras of the pixel settings, and how many synthetic transitions the pixel update timing
+#: keeps per buffer (LeRobot's buffer holds float32 images: 300 of two 128x128 pairs are 0.2 GB).
+CAMERAS = ("front", "wrist")
+SYNTHETIC_IMAGE_ROWS = 300
+
+
+def _synthetic_images(seed: int, count: int, size: int) -> dict[str, Any]:
+    """Random ``uint8`` images ``(count, size, size, 3)`` per camera, for obs and next obs."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed + 1000)
+    return {f"{part}{cam}": rng.integers(0, 256, (count, size, size, 3), dtype=np.uint8)
+            for part in ("", "next_") for cam in CAMERAS}
+
+
+def _time_updates(update: Any, count: int, compiled: bool, warmup: int = 20) -> dict[str, float]:
+    """``update`` run ``warmup`` times untimed (the compiler's first passes, with ``compiled``), then
+    ``count`` times timed: updates per second and the untimed warm-up's seconds."""
     start = time.perf_counter()
-    for _ in range(20):
+    for _ in range(warmup):
         update()
     warm = time.perf_counter() - start
     start = time.perf_counter()
@@ -820,7 +840,9 @@ def _time_updates(update: Any, count: int, compiled: bool) -> dict[str, float]:
 
 def child_robot_rl_update_speed(spec: dict[str, Any]) -> dict[str, float]:
     """(robot_rl's python) ``Learner.update()`` as ``robot-rl train`` runs it in the bench: sample
-    ``batch_size`` rows (half demos), one critic, gripper-critic, actor and temperature update."""
+    ``batch_size`` rows (half demos), one critic, gripper-critic, actor and temperature update. With
+    ``image_size`` the observation adds the two cameras (``uint8``, as replay keeps them) and the
+    update runs its default encoder with its DrQ shifts, as the bench's pixel runs do."""
     import gymnasium as gym
     import numpy as np
     import torch
@@ -830,30 +852,41 @@ def child_robot_rl_update_speed(spec: dict[str, Any]) -> dict[str, float]:
     from robot_rl.training.learner import Learner
 
     torch.set_num_threads(1)
-    obs_space = gym.spaces.Dict({"state": gym.spaces.Box(-np.inf, np.inf, (STATE_DIM,), np.float32)})
+    size = spec.get("image_size")
+    spaces: dict[str, Any] = {"state": gym.spaces.Box(-np.inf, np.inf, (STATE_DIM,), np.float32)}
+    if size:
+        spaces.update({cam: gym.spaces.Box(0, 255, (size, size, 3), np.uint8) for cam in CAMERAS})
+    obs_space = gym.spaces.Dict(spaces)
+    rows = SYNTHETIC_IMAGE_ROWS if size else 2000
     learner = Learner(AgentConfig(hidden_dims=HIDDEN_DIMS, num_critics=NUM_CRITICS, gripper_critic=True,
                                   discount=spec["discount"], init_temperature=spec["init_temperature"]),
                       TrainConfig(batch_size=spec["batch_size"], learning_starts=0, demo_fraction=0.5,
                                   compile=spec["compile"]),
                       obs_space, gym.spaces.Box(-1, 1, (4,), np.float32), seed=0)
     for part, seed in (("demo", 1), ("online", 2)):
-        state, action, reward, next_state = _synthetic_transitions(seed, 2000)
+        state, action, reward, next_state = _synthetic_transitions(seed, rows)
+        images = _synthetic_images(seed, rows, size) if size else {}
         action[:, 3] -= 1.0  # robot_rl's [-1, 1] gripper
-        steps = [Step(i // EPISODE_STEPS, i % EPISODE_STEPS, {"state": state[i]}, action[i], float(reward[i]),
-                      False, i % EPISODE_STEPS == EPISODE_STEPS - 1, {"state": next_state[i]})
+        steps = [Step(i // EPISODE_STEPS, i % EPISODE_STEPS,
+                      {"state": state[i], **{cam: images[cam][i] for cam in CAMERAS if size}}, action[i],
+                      float(reward[i]), False, i % EPISODE_STEPS == EPISODE_STEPS - 1,
+                      {"state": next_state[i], **{cam: images[f"next_{cam}"][i] for cam in CAMERAS if size}})
                  for i in range(len(state))]
         if part == "demo":
             learner.add_demos([steps[i:i + EPISODE_STEPS] for i in range(0, len(steps), EPISODE_STEPS)])
         else:
             for step in steps:
                 learner.ingest(step)
-    return _time_updates(learner.update, spec["updates"], spec["compile"])
+    return _time_updates(learner.update, spec["updates"], spec["compile"], spec.get("warmup", 20))
 
 
 def child_lerobot_update_speed(spec: dict[str, Any]) -> dict[str, float]:
     """(LeRobot's python) one update of ``lerobot.rl.learner``'s loop, as it runs the last of each
     ``utd_ratio`` group: half the rows from each of its two buffers (as the bench configures it),
-    critic, discrete critic, actor and temperature, each with its gradient clip, then the targets."""
+    critic, discrete critic, actor and temperature, each with its gradient clip, then the targets.
+    With ``image_size`` the observation adds the two cameras (float in [0, 1], as its actor sends
+    them), its buffers are built as its learner builds them (``optimize_memory``, its DrQ shifts on
+    sampling) and the update runs its default image encoder, as the bench's pixel runs do."""
     import types
 
     import torch
@@ -865,9 +898,17 @@ def child_lerobot_update_speed(spec: dict[str, Any]) -> dict[str, float]:
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    cfg = SACConfig(input_features={"observation.state": PolicyFeature(FeatureType.STATE, (STATE_DIM,))},
+    size = spec.get("image_size")
+    features = {"observation.state": PolicyFeature(FeatureType.STATE, (STATE_DIM,))}
+    stats = lerobot_stats()
+    for cam in CAMERAS if size else ():
+        features[f"observation.images.{cam}"] = PolicyFeature(FeatureType.VISUAL, (3, size, size))
+        stats[f"observation.images.{cam}"] = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
+    keys = list(features)
+    rows = SYNTHETIC_IMAGE_ROWS if size else 2000
+    cfg = SACConfig(input_features=features,
                     output_features={"action": PolicyFeature(FeatureType.ACTION, (3,))},
-                    dataset_stats=lerobot_stats(), device="cpu", storage_device="cpu", num_critics=NUM_CRITICS,
+                    dataset_stats=stats, device="cpu", storage_device="cpu", num_critics=NUM_CRITICS,
                     num_discrete_actions=GRIPPER_CHOICES,
                     discount=spec["discount"], temperature_init=spec["init_temperature"],
                     use_torch_compile=spec["compile"])
@@ -876,12 +917,22 @@ def child_lerobot_update_speed(spec: dict[str, Any]) -> dict[str, float]:
     optimizers, _ = make_optimizers_and_scheduler(types.SimpleNamespace(policy=cfg), policy)
     buffers = []
     for seed in (1, 2):
-        buffer = ReplayBuffer(2000, device="cpu", state_keys=["observation.state"], storage_device="cpu")
-        state, action, reward, next_state = _synthetic_transitions(seed, 2000)
+        buffer = (ReplayBuffer(rows, device="cpu", state_keys=keys, storage_device="cpu", optimize_memory=True)
+                  if size else ReplayBuffer(rows, device="cpu", state_keys=keys, storage_device="cpu"))
+        state, action, reward, next_state = _synthetic_transitions(seed, rows)
+        images = _synthetic_images(seed, rows, size) if size else {}
+
+        def obs_at(i: int, part: str, states: Any, images: dict[str, Any] = images) -> dict[str, Any]:
+            one = {"observation.state": torch.from_numpy(states[i:i + 1])}
+            for cam in CAMERAS if size else ():
+                one[f"observation.images.{cam}"] = \
+                    torch.from_numpy(images[f"{part}{cam}"][i:i + 1]).permute(0, 3, 1, 2).float() / 255.0
+            return one
+
         for i in range(len(state)):
-            buffer.add({"observation.state": torch.from_numpy(state[i:i + 1])}, torch.from_numpy(action[i:i + 1]),
-                       float(reward[i]), {"observation.state": torch.from_numpy(next_state[i:i + 1])},
-                       i % EPISODE_STEPS == EPISODE_STEPS - 1, False, {"discrete_penalty": torch.tensor([0.0])})
+            buffer.add(obs_at(i, "", state), torch.from_numpy(action[i:i + 1]), float(reward[i]),
+                       obs_at(i, "next_", next_state), i % EPISODE_STEPS == EPISODE_STEPS - 1, False,
+                       {"discrete_penalty": torch.tensor([0.0])})
         buffers.append(buffer)
     half, clip = spec["batch_size"] // 2, cfg.grad_clip_norm
     parts = (("critic", "loss_critic", lambda: policy.critic_ensemble.parameters()),
@@ -902,31 +953,43 @@ def child_lerobot_update_speed(spec: dict[str, Any]) -> dict[str, float]:
             optimizers[model].step()
         policy.update_target_networks()
 
-    return _time_updates(update, spec["updates"], spec["compile"])
+    return _time_updates(update, spec["updates"], spec["compile"], spec.get("warmup", 20))
 
 
 def run_update_speed(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """Both updates timed alone on one thread, the sides alternating over 3 rounds (so a change in
-    the machine's load falls on both): updates per second per round, their median, and the ratio."""
+    the machine's load falls on both): updates per second per round, their median, and the ratio.
+    From state (eager, and compiled with ``--update-compile``), and with ``--obs pixels`` also from
+    the two ``--image-size`` cameras (eager; ``pixels`` in the result)."""
     spec = {"batch_size": args.batch_size, "discount": args.discount, "init_temperature": args.init_temperature,
             "updates": args.update_speed}
     pythons = {"robot_rl": (args.robot_rl_python, ""), "lerobot": (args.lerobot_python, args.lerobot_pythonpath)}
     learners = [learner for learner in LEARNERS if learner in args.learners]
     result: dict[str, Any] = {"rows_per_update": args.batch_size, "threads": 1, "updates_timed": args.update_speed}
-    for compiled in (False, True) if args.update_compile else (False,):
+
+    def timed_rounds(spec: dict[str, Any], name: str) -> dict[str, Any]:
         rounds: dict[str, list[float]] = {learner: [] for learner in learners}
         for round_ in range(3):
             for learner in learners:
                 python, pythonpath = pythons[learner]
-                timed = run_child(python, f"{learner}_update_speed", {**spec, "compile": compiled},
-                                  out / f"update_speed_{learner}_{'compiled' if compiled else 'eager'}_{round_}.log",
-                                  pythonpath)
+                timed = run_child(python, f"{learner}_update_speed", spec,
+                                  out / f"update_speed_{learner}_{name}_{round_}.log", pythonpath)
                 rounds[learner].append(round(timed["updates_per_s"], 2))
         entry: dict[str, Any] = {learner: {"per_round": r, "median": statistics.median(r)}
                                  for learner, r in rounds.items()}
         if len(learners) == 2:
             entry["robot_rl_over_lerobot"] = round(entry["robot_rl"]["median"] / entry["lerobot"]["median"], 2)
-        result["compiled" if compiled else "eager"] = entry
+        return entry
+
+    if args.update_speed > 0:
+        for compiled in (False, True) if args.update_compile else (False,):
+            name = "compiled" if compiled else "eager"
+            result[name] = timed_rounds({**spec, "compile": compiled}, name)
+    if "pixels" in args.obs and args.update_speed_pixels > 0:
+        result["pixels"] = {"image_size": args.image_size, "updates_timed": args.update_speed_pixels, "warmup": 3,
+                            "eager": timed_rounds({**spec, "compile": False, "image_size": args.image_size,
+                                                   "updates": args.update_speed_pixels, "warmup": 3},
+                                                  f"pixels{args.image_size}")}
     return result
 
 
@@ -1069,7 +1132,7 @@ def main(argv: list[str] | None = None) -> int:
               "lerobot_fps": args.lerobot_fps}
     runs: list[dict[str, Any]] = []
     demos: dict[str, Any] = {}
-    for obs in args.obs:
+    for obs in args.obs if not args.no_runs else ():
         for block in args.block:
             # a dataset is reused by a later run in the same --out: its folder names what it was recorded at
             setting = out / (f"{obs}_{block}" + (f"_{args.image_size}px" if obs == "pixels" else ""))
@@ -1112,7 +1175,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"vs_lerobot: {learner} {obs} {block} seed {seed}: curve {row['curve']} "
                           f"wall {row['wall_s']} {row.get('error', '')}", file=sys.stderr, flush=True)
     update_speed = None
-    if args.update_speed > 0:
+    if args.update_speed > 0 or ("pixels" in args.obs and args.update_speed_pixels > 0):
         try:
             update_speed = run_update_speed(args, out)
         except BenchError as err:

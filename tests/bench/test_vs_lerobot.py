@@ -330,3 +330,28 @@ def test_lerobot_s_state_stats_are_the_identity_on_the_scaled_state(vs):
             "dataset": "d", "demo_dir": "demos", "run_dir": "run", "port": 5555}
     stats = vs.lerobot_config(spec)["policy"]["dataset_stats"]["observation.state"]
     assert stats == {"min": [-1.0] * vs.STATE_DIM, "max": [1.0] * vs.STATE_DIM}
+
+
+def test_no_runs_times_the_state_and_the_pixel_updates_of_both_sides(vs, pythons, tmp_path, monkeypatch, capsys):
+    """``--no-runs``: no demos, no learning runs; each side's update timed in its own python, 3 rounds
+    each, from state and, with ``--obs pixels``, from the two cameras at ``--image-size``."""
+    calls = []
+
+    def fake_child(python, child, spec, log, pythonpath="", wait=True):
+        calls.append((child, spec.get("image_size"), spec["updates"], spec.get("warmup", 20)))
+        rate = 40.0 if child.startswith("robot_rl") else 20.0
+        return {"updates_per_s": rate / (8.0 if spec.get("image_size") else 1.0)}
+
+    monkeypatch.setattr(vs, "run_child", fake_child)
+    assert vs.main([*pythons, "--no-runs", "--obs", "state", "pixels", "--image-size", "64", "--update-speed", "5",
+                    "--update-speed-pixels", "2", "--out", str(tmp_path / "out")]) == 0
+    record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert record["results"] == {} and record["image_size"] == 64
+    speed = record["update_speed"]
+    assert speed["eager"]["robot_rl_over_lerobot"] == 2.0 and speed["eager"]["lerobot"]["per_round"] == [20.0] * 3
+    pixels = speed["pixels"]
+    assert (pixels["image_size"], pixels["updates_timed"]) == (64, 2)
+    assert pixels["eager"]["robot_rl"]["median"] == 5.0 and pixels["eager"]["robot_rl_over_lerobot"] == 2.0
+    assert set(calls) == {("lerobot_update_speed", 64, 2, 3), ("lerobot_update_speed", None, 5, 20),
+                          ("robot_rl_update_speed", 64, 2, 3), ("robot_rl_update_speed", None, 5, 20)}
+    assert len(calls) == 12  # 3 rounds x 2 sides x (state, pixels): nothing else ran
