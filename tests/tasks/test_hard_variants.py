@@ -37,10 +37,10 @@ def test_pick_cube_hard_places_a_smaller_cube_wider_among_decoys_and_starts_the_
     assert hard.cube_yaw_range > base.cube_yaw_range and hard.lift_height > base.lift_height
     assert hard.cube_half_size < base.cube_half_size and hard.decoys > base.decoys == 0
     assert all(h >= b for h, b in zip(hard.start_pos_range, base.start_pos_range))
-    box = load("pick_cube_hard").robot.workspace
-    rot_limit = min(-box.rot_low[2], box.rot_high[2])
+    workspace = load("pick_cube_hard").robot.workspace
+    rot_limit = min(-workspace.rot_low[2], workspace.rot_high[2])
     assert base.start_yaw_range < hard.start_yaw_range <= rot_limit  # a turn the workspace allows
-    workspace = load("pick_cube_hard").robot.workspace  # every placement stays reachable
+    # every placement stays reachable
     low = np.asarray(hard.cube_xy_center) - hard.cube_xy_range - hard.cube_half_size
     high = np.asarray(hard.cube_xy_center) + hard.cube_xy_range + hard.cube_half_size
     # the cube's far edge may touch the box's wall (its centre, where the TCP goes, is inside)
