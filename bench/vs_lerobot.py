@@ -634,15 +634,23 @@ def lerobot_stats() -> dict[str, Any]:
             "action": {"min": list(ACTION_LOW[:3]), "max": list(ACTION_HIGH[:3])}}
 
 
+#: The image statistics both LeRobot runs and its timed update are given (ImageNet's).
+LEROBOT_IMAGE_STATS = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
+
+
+def lerobot_image_keys() -> list[str]:
+    """LeRobot's feature names of the two cameras."""
+    return [f"observation.images.{cam}" for cam in CAMERAS]
+
+
 def lerobot_config(spec: dict[str, Any]) -> dict[str, Any]:
     """LeRobot's TrainRLServerPipelineConfig of one run (its JSON, read by its own parser)."""
     feats: dict[str, Any] = {"observation.state": {"type": "STATE", "shape": [STATE_DIM]}}
     stats = lerobot_stats()
     if spec["obs"] == "pixels":
-        size = spec["image_size"]
-        for cam in ("front", "wrist"):
-            feats[f"observation.images.{cam}"] = {"type": "VISUAL", "shape": [3, size, size]}
-            stats[f"observation.images.{cam}"] = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
+        for key in lerobot_image_keys():
+            feats[key] = {"type": "VISUAL", "shape": [3, spec["image_size"], spec["image_size"]]}
+            stats[key] = dict(LEROBOT_IMAGE_STATS)
     action = {"action": {"type": "ACTION", "shape": [3]}}
     return {
         "output_dir": spec["run_dir"], "job_name": "vs_robot_rl", "seed": spec["seed"],
@@ -901,9 +909,9 @@ def child_lerobot_update_speed(spec: dict[str, Any]) -> dict[str, float]:
     size = spec.get("image_size")
     features = {"observation.state": PolicyFeature(FeatureType.STATE, (STATE_DIM,))}
     stats = lerobot_stats()
-    for cam in CAMERAS if size else ():
-        features[f"observation.images.{cam}"] = PolicyFeature(FeatureType.VISUAL, (3, size, size))
-        stats[f"observation.images.{cam}"] = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
+    for key in lerobot_image_keys() if size else ():
+        features[key] = PolicyFeature(FeatureType.VISUAL, (3, size, size))
+        stats[key] = dict(LEROBOT_IMAGE_STATS)
     keys = list(features)
     rows = SYNTHETIC_IMAGE_ROWS if size else 2000
     cfg = SACConfig(input_features=features,
@@ -917,8 +925,7 @@ def child_lerobot_update_speed(spec: dict[str, Any]) -> dict[str, float]:
     optimizers, _ = make_optimizers_and_scheduler(types.SimpleNamespace(policy=cfg), policy)
     buffers = []
     for seed in (1, 2):
-        buffer = (ReplayBuffer(rows, device="cpu", state_keys=keys, storage_device="cpu", optimize_memory=True)
-                  if size else ReplayBuffer(rows, device="cpu", state_keys=keys, storage_device="cpu"))
+        buffer = ReplayBuffer(rows, device="cpu", state_keys=keys, storage_device="cpu", optimize_memory=bool(size))
         state, action, reward, next_state = _synthetic_transitions(seed, rows)
         images = _synthetic_images(seed, rows, size) if size else {}
 
