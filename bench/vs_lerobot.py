@@ -20,9 +20,12 @@ What both sides share, per (observation, block) setting:
   NumPy RNG on a seeded reset, because gym-hil draws the block's random position from it, renders
   without shadows, reflections and multisampling (about 7x faster on a CPU, the same scene), and
   renders no images in the state setting, where neither policy reads them.
-  From state both see ``agent_pos`` only (18 numbers: joints, velocities, gripper, TCP
-  position): LeRobot's gym-hil path has no ``environment_state`` with images on, so the block's
-  position is not observed, which makes the random block a pixels-only problem for both.
+  From pixels both see ``agent_pos`` (18 numbers: joints, velocities, gripper, TCP position) and
+  the two cameras: LeRobot's gym-hil path has no ``environment_state`` with images on, so there
+  only the images say where a random block is. From state both see ``agent_pos`` with gym-hil's
+  ``environment_state`` (the block's position) after it, 21 numbers, so that a random block is
+  observed there too, as gym-hil's own state env observes it (the bench env renders no images
+  in the state setting, where gym-hil gives ``environment_state``; both learners get the one vector).
   ``agent_pos`` is scaled (``state_scale.json`` beside the dataset): each feature's range over
   the demos onto [-1, 1], LeRobot's MIN_MAX, a range under 0.1 of its unit widened to 0.1. gym-hil
   gives it raw: joints in radians, the TCP in metres (the pick lives within a few centimetres)
@@ -111,7 +114,10 @@ EPISODE_STEPS = 100
 #: gym-hil's action bounds with the gripper on: xyz in [-1, 1], gripper 0 open, 1 stay, 2 close.
 ACTION_LOW = (-1.0, -1.0, -1.0, 0.0)
 ACTION_HIGH = (1.0, 1.0, 1.0, 2.0)
-STATE_DIM = 18
+#: ``agent_pos``'s length, and the block position's (gym-hil's ``environment_state``) that the state
+#: setting appends to it (:func:`state_dim`).
+AGENT_POS_DIM = 18
+BLOCK_POS_DIM = 3
 #: The network both learners are given: critics in the ensemble, MLP widths (LeRobot's default), and
 #: the gripper as a 3-way discrete critic.
 NUM_CRITICS = 2
@@ -311,8 +317,14 @@ def register_bench_envs(state_scale: dict[str, list[float]] | None = None, image
                                      "state_scale": state_scale, "image_size": image_size})
 
 
-def state_scale_of(states: Any) -> dict[str, list[float]]:
-    """The scaling of ``agent_pos`` from the demos' states ``(N, 18)``: LeRobot's MIN_MAX (each
+def state_dim(obs: str) -> int:
+    """The length of the state both learners see in setting ``obs``: ``agent_pos``, and from state the
+    block's position after it (from pixels the images show the block)."""
+    return AGENT_POS_DIM + (BLOCK_POS_DIM if obs == "state" else 0)
+
+
+def state_scale_of(states: Any, dim: int) -> dict[str, list[float]]:
+    """The scaling of the state from the demos' states ``(N, dim)``: LeRobot's MIN_MAX (each
     feature's demo range onto [-1, 1]), a range narrower than ``STATE_RANGE_FLOOR`` widened to it.
 
     The floor is there because the scripted demos hold some features almost constant (with the
@@ -321,8 +333,8 @@ def state_scale_of(states: Any) -> dict[str, list[float]]:
     import numpy as np
 
     x = np.asarray(states, dtype=np.float64)
-    if x.ndim != 2 or x.shape[1] != STATE_DIM or x.shape[0] == 0 or not np.isfinite(x).all():
-        raise BenchError(f"demo states: shape {x.shape} is not (N>0, {STATE_DIM}) of finite numbers")
+    if x.ndim != 2 or x.shape[1] != dim or x.shape[0] == 0 or not np.isfinite(x).all():
+        raise BenchError(f"demo states: shape {x.shape} is not (N>0, {dim}) of finite numbers")
     low, high = x.min(0), x.max(0)
     return {"center": ((low + high) / 2).tolist(),
             "half_range": (np.maximum(high - low, STATE_RANGE_FLOOR) / 2).tolist()}
@@ -348,10 +360,11 @@ def _make_bench_env(random_block_position: bool, images: bool = True, image_obs:
 
     ``images`` False (the state setting) renders no images whatever the caller's ``image_obs``
     (LeRobot's ``make_robot_env`` always passes True): neither learner's policy reads them there,
-    and the two cameras cost 3/4 of an env step on this CPU. Its observation is ``agent_pos`` alone,
-    as gym-hil's with images on (gym-hil adds the block's position, ``environment_state``, when
-    images are off; the bench drops it so both settings observe the same state). ``agent_pos`` is
-    scaled by ``state_scale`` (:func:`scale_state`), in both settings. The cameras are ``image_size``
+    and the two cameras cost 3/4 of an env step on this CPU. Its observation is then ``agent_pos``
+    with gym-hil's ``environment_state`` (the block's position, which gym-hil gives with images off)
+    appended (:func:`state_dim`): one vector, which LeRobot's gym-hil path passes on as the state
+    (it maps ``agent_pos`` only). ``agent_pos`` is scaled by ``state_scale`` (:func:`scale_state`),
+    in both settings. The cameras are ``image_size``
     square, rendered at that size by gym-hil's own ``render_spec`` (not resized afterwards)."""
     import gymnasium as gym
     import numpy as np
@@ -364,15 +377,17 @@ def _make_bench_env(random_block_position: bool, images: bool = True, image_obs:
         def observation(self, observation: Any) -> Any:
             return {**observation, "agent_pos": scale_state(observation["agent_pos"], state_scale)}
 
-    class AgentPosOnly(gym.ObservationWrapper):
-        """The state setting's observation: ``agent_pos`` only."""
+    class BlockInAgentPos(gym.ObservationWrapper):
+        """The state setting's observation: ``agent_pos`` with the block's position after it."""
 
         def __init__(self, env: Any) -> None:
             super().__init__(env)
-            self.observation_space = gym.spaces.Dict({"agent_pos": env.observation_space["agent_pos"]})
+            self.observation_space = gym.spaces.Dict(
+                {"agent_pos": gym.spaces.Box(-np.inf, np.inf, (state_dim("state"),), np.float32)})
 
         def observation(self, observation: Any) -> Any:
-            return {"agent_pos": observation["agent_pos"]}
+            return {"agent_pos": np.concatenate([observation["agent_pos"], observation["environment_state"]])
+                    .astype(np.float32)}
 
     class SeedsBlock(gym.Wrapper):
         """gym-hil draws the random block from ``np.random``: a seeded reset seeds it."""
@@ -387,8 +402,7 @@ def _make_bench_env(random_block_position: bool, images: bool = True, image_obs:
                    random_block_position=random_block_position,
                    render_spec=GymRenderingSpec(height=image_size, width=image_size))
     _fast_renderer(env.unwrapped)
-    env = ScaledState(env)
-    return SeedsBlock(env if images else AgentPosOnly(env))
+    return SeedsBlock(ScaledState(env if images else BlockInAgentPos(env)))
 
 
 def _fast_renderer(base: Any) -> None:
@@ -459,7 +473,7 @@ def child_record(spec: dict[str, Any]) -> dict[str, Any]:
     size = spec["image_size"]
     pixels = spec["obs"] == "pixels"
     features: dict[str, Any] = {
-        "observation.state": {"dtype": "float32", "shape": (STATE_DIM,), "names": None},
+        "observation.state": {"dtype": "float32", "shape": (state_dim(spec["obs"]),), "names": None},
         "action": {"dtype": "float32", "shape": (4,), "names": None},
         "next.reward": {"dtype": "float32", "shape": (1,), "names": None},
         "next.done": {"dtype": "bool", "shape": (1,), "names": None},
@@ -495,7 +509,7 @@ def child_record(spec: dict[str, Any]) -> dict[str, Any]:
                 break
         successes += bool(info.get("succeed"))
         episodes.append(frames)
-    scale = state_scale_of([f["observation.state"] for frames in episodes for f in frames])
+    scale = state_scale_of([f["observation.state"] for frames in episodes for f in frames], state_dim(spec["obs"]))
     for frames in episodes:
         for frame in frames:
             ds.add_frame({**frame, "observation.state": scale_state(frame["observation.state"], scale)})
@@ -535,18 +549,28 @@ def child_robot_rl_demos(spec: dict[str, Any]) -> dict[str, Any]:
     return {"episodes": report.episodes, "filled": list(report.filled)}
 
 
-def read_state_scale(path: Path) -> dict[str, list[float]]:
-    """A setting's ``state_scale.json`` (written with its dataset), checked: one BenchError line."""
+def read_state_scale(path: Path, dim: int) -> dict[str, list[float]]:
+    """A setting's ``state_scale.json`` (written with its dataset) for a state of ``dim`` numbers,
+    checked: one BenchError line."""
     try:
         scale = json.loads(path.read_text())
         parts = [[float(v) for v in scale[k]] for k in ("center", "half_range")]
     except (OSError, ValueError, TypeError, KeyError) as err:
         raise BenchError(f"{path}: not a state scaling ({type(err).__name__}: {err})") from None
-    if any(len(p) != STATE_DIM for p in parts) or not all(math.isfinite(v) for p in parts for v in p) \
+    if any(len(p) != dim for p in parts) or not all(math.isfinite(v) for p in parts for v in p) \
             or min(parts[1]) < STATE_RANGE_FLOOR / 2:
-        raise BenchError(f"{path}: center and half_range must be {STATE_DIM} finite numbers, half_range at least "
+        raise BenchError(f"{path}: center and half_range must be {dim} finite numbers, half_range at least "
                          f"{STATE_RANGE_FLOOR / 2}")
     return {"center": parts[0], "half_range": parts[1]}
+
+
+def recorded_dim(path: Path) -> int | None:
+    """The state length a ``state_scale.json`` was written for; None where there is none to read
+    (a later :func:`read_state_scale` says what is wrong with one that is there)."""
+    try:
+        return len(json.loads(path.read_text())["center"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
 
 
 def gym_obs(obs: str) -> dict[str, list[str]]:
@@ -624,13 +648,13 @@ def lerobot_update_hz(log_text: str, utd: int) -> float | None:
     return statistics.median(hz) * utd if hz else None
 
 
-def lerobot_stats() -> dict[str, Any]:
+def lerobot_stats(dim: int) -> dict[str, Any]:
     """LeRobot's ``dataset_stats`` for the state and the continuous action (its MIN_MAX ranges).
 
     LeRobot 0.4.4's actor and learner never apply these (neither builds the SAC pre/post
     processors that would); the env and the dataset already hold the state scaled
     (:func:`state_scale_of`), so the state's are the identity that MIN_MAX would be on it."""
-    return {"observation.state": {"min": [-1.0] * STATE_DIM, "max": [1.0] * STATE_DIM},
+    return {"observation.state": {"min": [-1.0] * dim, "max": [1.0] * dim},
             "action": {"min": list(ACTION_LOW[:3]), "max": list(ACTION_HIGH[:3])}}
 
 
@@ -645,8 +669,9 @@ def lerobot_image_keys() -> list[str]:
 
 def lerobot_config(spec: dict[str, Any]) -> dict[str, Any]:
     """LeRobot's TrainRLServerPipelineConfig of one run (its JSON, read by its own parser)."""
-    feats: dict[str, Any] = {"observation.state": {"type": "STATE", "shape": [STATE_DIM]}}
-    stats = lerobot_stats()
+    dim = state_dim(spec["obs"])
+    feats: dict[str, Any] = {"observation.state": {"type": "STATE", "shape": [dim]}}
+    stats = lerobot_stats(dim)
     if spec["obs"] == "pixels":
         for key in lerobot_image_keys():
             feats[key] = {"type": "VISUAL", "shape": [3, spec["image_size"], spec["image_size"]]}
@@ -750,7 +775,7 @@ def child_lerobot_eval(spec: dict[str, Any]) -> dict[str, Any]:
                     break
             wins += bool(info.get("succeed"))
         curve.append([at[ckpt], wins / spec["eval_episodes"], int(state["step"])])
-    one = {"observation.state": torch.zeros(STATE_DIM)}
+    one = {"observation.state": torch.zeros(state_dim(spec["obs"]))}
     for k in keys[1:]:
         one[k] = torch.zeros(3, spec["image_size"], spec["image_size"])
     buf = ReplayBuffer(capacity=1000, device="cpu", state_keys=keys, storage_device="cpu", optimize_memory=True)
@@ -805,14 +830,14 @@ def pick_checkpoints(env_step_of: dict[Any, int], every: int, budget: int) -> li
 # The same update on both sides, timed alone (synthetic data: speed does not depend on it)
 
 
-def _synthetic_transitions(seed: int, count: int) -> Any:
-    """``count`` random transitions of the bench's shapes: ``agent_pos``-sized states in [-1, 1],
+def _synthetic_transitions(seed: int, count: int, dim: int) -> Any:
+    """``count`` random transitions of the bench's shapes: states of ``dim`` numbers in [-1, 1],
     continuous actions in [-1, 1] and a gripper index in {0, 1, 2}, a reward of 1 now and then."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    state = rng.uniform(-1, 1, (count, STATE_DIM)).astype(np.float32)
-    next_state = rng.uniform(-1, 1, (count, STATE_DIM)).astype(np.float32)
+    state = rng.uniform(-1, 1, (count, dim)).astype(np.float32)
+    next_state = rng.uniform(-1, 1, (count, dim)).astype(np.float32)
     action = np.concatenate([rng.uniform(-1, 1, (count, 3)), rng.integers(0, 3, (count, 1))], 1).astype(np.float32)
     reward = (rng.random(count) < 0.02).astype(np.float32)
     return state, action, reward, next_state
@@ -861,7 +886,8 @@ def child_robot_rl_update_speed(spec: dict[str, Any]) -> dict[str, float]:
 
     torch.set_num_threads(1)
     size = spec.get("image_size")
-    spaces: dict[str, Any] = {"state": gym.spaces.Box(-np.inf, np.inf, (STATE_DIM,), np.float32)}
+    dim = state_dim("pixels" if size else "state")
+    spaces: dict[str, Any] = {"state": gym.spaces.Box(-np.inf, np.inf, (dim,), np.float32)}
     if size:
         spaces.update({cam: gym.spaces.Box(0, 255, (size, size, 3), np.uint8) for cam in CAMERAS})
     obs_space = gym.spaces.Dict(spaces)
@@ -872,7 +898,7 @@ def child_robot_rl_update_speed(spec: dict[str, Any]) -> dict[str, float]:
                                   compile=spec["compile"]),
                       obs_space, gym.spaces.Box(-1, 1, (4,), np.float32), seed=0)
     for part, seed in (("demo", 1), ("online", 2)):
-        state, action, reward, next_state = _synthetic_transitions(seed, rows)
+        state, action, reward, next_state = _synthetic_transitions(seed, rows, dim)
         images = _synthetic_images(seed, rows, size) if size else {}
         action[:, 3] -= 1.0  # robot_rl's [-1, 1] gripper
         steps = [Step(i // EPISODE_STEPS, i % EPISODE_STEPS,
@@ -907,8 +933,9 @@ def child_lerobot_update_speed(spec: dict[str, Any]) -> dict[str, float]:
     torch.set_num_threads(1)
     torch.manual_seed(0)
     size = spec.get("image_size")
-    features = {"observation.state": PolicyFeature(FeatureType.STATE, (STATE_DIM,))}
-    stats = lerobot_stats()
+    dim = state_dim("pixels" if size else "state")
+    features = {"observation.state": PolicyFeature(FeatureType.STATE, (dim,))}
+    stats = lerobot_stats(dim)
     for key in lerobot_image_keys() if size else ():
         features[key] = PolicyFeature(FeatureType.VISUAL, (3, size, size))
         stats[key] = dict(LEROBOT_IMAGE_STATS)
@@ -926,7 +953,7 @@ def child_lerobot_update_speed(spec: dict[str, Any]) -> dict[str, float]:
     buffers = []
     for seed in (1, 2):
         buffer = ReplayBuffer(rows, device="cpu", state_keys=keys, storage_device="cpu", optimize_memory=bool(size))
-        state, action, reward, next_state = _synthetic_transitions(seed, rows)
+        state, action, reward, next_state = _synthetic_transitions(seed, rows, dim)
         images = _synthetic_images(seed, rows, size) if size else {}
 
         def obs_at(i: int, part: str, states: Any, images: dict[str, Any] = images) -> dict[str, Any]:
@@ -1147,13 +1174,14 @@ def main(argv: list[str] | None = None) -> int:
             dataset, scale_file = setting / "dataset", setting / "state_scale.json"
             base = {**common, "obs": obs, "block": block, "seed": 0, "dataset": str(dataset)}
             try:
-                if not ((dataset / "meta" / "info.json").is_file() and scale_file.is_file()):
-                    shutil.rmtree(dataset, ignore_errors=True)  # a dataset without its scaling: an older bench's
+                if not ((dataset / "meta" / "info.json").is_file() and recorded_dim(scale_file) == state_dim(obs)):
+                    # a dataset without its scaling, or of another state: an older bench's
+                    shutil.rmtree(dataset, ignore_errors=True)
                     record = run_child(args.lerobot_python, "record", base, setting / "record.log",
                                        args.lerobot_pythonpath)
                     scale_file.write_text(json.dumps(record.pop("state_scale")))
                     demos[f"{obs}_{block}"] = record
-                base["state_scale"] = read_state_scale(scale_file)
+                base["state_scale"] = read_state_scale(scale_file, state_dim(obs))
             except BenchError as err:
                 print(f"vs_lerobot: {obs} {block}: {err}", file=sys.stderr)
                 return 1

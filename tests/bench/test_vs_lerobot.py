@@ -240,7 +240,7 @@ def _demo_states(vs, n=40):
     import numpy as np
 
     rng = np.random.default_rng(0)
-    x = np.zeros((n, vs.STATE_DIM))
+    x = np.zeros((n, vs.state_dim("pixels")))  # agent_pos
     x[:, 1] = np.linspace(0.17, 0.41, n)          # a joint that moves 0.24 rad
     x[:, 3] = -2.43 + rng.uniform(0, 1e-4, n)     # one that stays within 0.1 mrad
     x[:, 14] = np.where(np.arange(n) < n // 2, 0.0, 255.0)  # the gripper's control value
@@ -253,7 +253,7 @@ def test_the_state_scaling_maps_the_demo_range_onto_minus_one_to_one(vs):
     import numpy as np
 
     x = _demo_states(vs)
-    scale = vs.state_scale_of(x)
+    scale = vs.state_scale_of(x, 18)
     y = np.stack([vs.scale_state(row, scale) for row in x])
     assert y.dtype == np.float32 and y.shape == x.shape
     np.testing.assert_allclose(y[:, [1, 14, 17]].min(0), -1.0, atol=1e-5)  # ranges above the floor: [-1, 1]
@@ -280,13 +280,13 @@ def test_demo_states_that_cannot_make_a_scaling_are_refused(vs, bad):
     elif bad == "inf":
         x[5, 14] = -np.inf
     elif bad == "shape":
-        x = x[:, :17]
+        x = x[:, :17]  # 17 numbers where 18 are asked
     elif bad == "empty":
         x = x[:0]
     else:
         x[7, 2] = 1e308 * 10  # overflows to inf
     with pytest.raises(vs.BenchError, match="demo states"):
-        vs.state_scale_of(x)
+        vs.state_scale_of(x, 18)
 
 
 def test_a_huge_but_finite_demo_range_gives_a_finite_scaling(vs):
@@ -294,7 +294,7 @@ def test_a_huge_but_finite_demo_range_gives_a_finite_scaling(vs):
 
     x = _demo_states(vs)
     x[0, 2], x[1, 2] = -1e30, 1e30
-    scale = vs.state_scale_of(x)
+    scale = vs.state_scale_of(x, 18)
     y = vs.scale_state(x[2], scale)
     assert np.isfinite(y).all() and abs(float(y[2])) < 1e-20
 
@@ -311,17 +311,20 @@ def test_a_bad_state_scale_file_is_one_line_naming_it(vs, tmp_path, text, word):
     path = tmp_path / "state_scale.json"
     path.write_text(text)
     with pytest.raises(vs.BenchError, match=word) as err:
-        vs.read_state_scale(path)
+        vs.read_state_scale(path, 18)
     assert str(path) in str(err.value) and "\n" not in str(err.value)
 
 
 def test_a_state_scale_file_round_trips(vs, tmp_path):
-    scale = vs.state_scale_of(_demo_states(vs))
+    scale = vs.state_scale_of(_demo_states(vs), 18)
     path = tmp_path / "state_scale.json"
     path.write_text(json.dumps(scale))
-    assert vs.read_state_scale(path) == scale
+    assert vs.read_state_scale(path, 18) == scale and vs.recorded_dim(path) == 18
+    with pytest.raises(vs.BenchError, match="must be 21 finite"):  # a scaling of another setting's state
+        vs.read_state_scale(path, 21)
     with pytest.raises(vs.BenchError, match="missing.json"):
-        vs.read_state_scale(tmp_path / "missing.json")
+        vs.read_state_scale(tmp_path / "missing.json", 18)
+    assert vs.recorded_dim(tmp_path / "missing.json") is None
 
 
 def test_lerobot_s_state_stats_are_the_identity_on_the_scaled_state(vs):
@@ -329,7 +332,20 @@ def test_lerobot_s_state_stats_are_the_identity_on_the_scaled_state(vs):
             "eval_seed": 10_000, "demos": 10, "batch_size": 256, "utd": 2, "discount": 0.97, "learning_starts": 100,
             "dataset": "d", "demo_dir": "demos", "run_dir": "run", "port": 5555}
     stats = vs.lerobot_config(spec)["policy"]["dataset_stats"]["observation.state"]
-    assert stats == {"min": [-1.0] * vs.STATE_DIM, "max": [1.0] * vs.STATE_DIM}
+    assert stats == {"min": [-1.0] * 21, "max": [1.0] * 21}
+
+
+def test_the_state_setting_observes_the_block_and_the_pixel_setting_shows_it_in_images(vs):
+    """From state both learners see agent_pos and the block's position (21 numbers), so a random
+    block is observed; from pixels agent_pos (18) and the cameras: the same length on both sides."""
+    assert (vs.state_dim("state"), vs.state_dim("pixels")) == (21, 18)
+    spec = {"obs": "state", "block": "random", "seed": 0, "env_steps": 2000, "eval_every": 500, "eval_episodes": 20,
+            "eval_seed": 10_000, "demos": 10, "batch_size": 256, "utd": 2, "discount": 0.97, "learning_starts": 100,
+            "dataset": "d", "demo_dir": "demos", "run_dir": "run", "port": 5555, "image_size": 64}
+    for obs, dim in (("state", 21), ("pixels", 18)):
+        policy = vs.lerobot_config({**spec, "obs": obs})["policy"]
+        assert policy["input_features"]["observation.state"]["shape"] == [dim]
+        assert len(policy["dataset_stats"]["observation.state"]["min"]) == dim
 
 
 def test_no_runs_times_the_state_and_the_pixel_updates_of_both_sides(vs, pythons, tmp_path, monkeypatch, capsys):
