@@ -45,3 +45,15 @@ class MovingFixture:
 
     def in_range(self) -> bool:
         return bool(np.all(np.abs(self.offset()) <= self.xy_range + 1e-9))
+
+
+def inserted(tip: np.ndarray, top: np.ndarray, half_xy: Sequence[float], depth: float) -> bool:
+    """Whether a held part's ``tip`` is ``depth`` below an opening's ``top`` centre *within the
+    opening's footprint* (``+-half_xy`` in x and y of the centre; the openings are not turned).
+
+    The depth alone is not an insertion: the arm's workspace reaches past the board's edge, and
+    there the tip goes as low, on the table beside the board. A policy that drove to a corner of
+    the workspace and down scored "success" on both insertion tasks (in up to 20 of 20 episodes).
+    Inside the footprint and below the top, the tip can only be in the opening."""
+    off = np.abs(np.asarray(tip[:2], dtype=float) - np.asarray(top[:2], dtype=float))
+    return bool(tip[2] <= top[2] - depth and np.all(off <= np.asarray(half_xy, dtype=float)))

@@ -3,7 +3,7 @@
 The peg is held rigidly between the closed fingers (a geom on the hand), as in a
 fixed grasp; the hole is cut into a board built from four boxes. With 1 mm per side,
 the peg only goes in when the arm is compliant and well aligned: contact and the
-impedance law matter. Success is the peg's tip ``insert_depth`` below the board's top.
+impedance law matter. Success is the peg's tip ``insert_depth`` below the board's top, in the hole.
 With ``hole_xy_range`` the board moves between episodes (``robot_rl.sim.fixture``).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robot_rl.sim.fixture import MovingFixture
+from robot_rl.sim.fixture import MovingFixture, inserted
 from robot_rl.sim.model import FINGER_TRAVEL, SceneParts
 from robot_rl.sim.task import SimTask
 from robot_rl.tasks.peg_insert.backward import PegInsertSpec
@@ -69,4 +69,6 @@ class PegInsert(SimTask):
         return np.concatenate([tip, tip - self.hole_top()]).astype(np.float32)
 
     def success(self) -> bool:
-        return bool(self.peg_tip()[2] <= self.hole_top()[2] - self.params.insert_depth)
+        """The tip ``insert_depth`` down in the hole (beside the board it goes as low: :func:`inserted`)."""
+        half = self.params.peg_half_width + self.params.clearance / 2.0
+        return inserted(self.peg_tip(), self.hole_top(), (half, half), self.params.insert_depth)

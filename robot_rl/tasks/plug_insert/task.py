@@ -6,7 +6,7 @@ per side than the plug and has a notch for the key. Every episode starts with th
 turned by up to ``start_yaw_range`` (as a grasp never quite repeats), several times
 what the slot tolerates, so the policy must turn the plug as well as place it: its
 actions include the yaw (``env.active_dims: [x, y, z, rz]``). Success is the plug's tip
-``insert_depth`` below the board's top, which only a plug aligned in x, y and yaw reaches.
+``insert_depth`` below the board's top within the slot, which only a plug aligned in x, y and yaw reaches.
 With ``socket_xy_range`` the board moves between episodes (``robot_rl.sim.fixture``).
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robot_rl.sim.fixture import MovingFixture
+from robot_rl.sim.fixture import MovingFixture, inserted
 from robot_rl.sim.model import FINGER_TRAVEL, SceneParts
 from robot_rl.sim.task import SimTask
 from robot_rl.tasks.plug_insert.backward import PlugInsertSpec
@@ -84,4 +84,7 @@ class PlugInsert(SimTask):
         return np.concatenate([tip, tip - self.socket_top(), [self.yaw_error()]]).astype(np.float32)
 
     def success(self) -> bool:
-        return bool(self.plug_tip()[2] <= self.socket_top()[2] - self.params.insert_depth)
+        """The tip ``insert_depth`` down in the slot (beside the board it goes as low: :func:`inserted`)."""
+        c = self.params.clearance / 2.0
+        return inserted(self.plug_tip(), self.socket_top(),
+                        (self.params.plug_half_length + c, self.params.plug_half_width + c), self.params.insert_depth)
