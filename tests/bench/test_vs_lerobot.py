@@ -196,6 +196,41 @@ def test_a_tiny_side_by_side_run(tmp_path):
     assert speed["robot_rl"]["median"] > 0 and speed["lerobot"]["median"] > 0 and speed["robot_rl_over_lerobot"] > 0
 
 
+def test_the_state_env_appends_the_block_s_position_to_agent_pos(tmp_path):
+    """In gym-hil's python: the state setting's ``agent_pos`` is 21 numbers, its last three the block's
+    position in the simulator (random: another place per seed), the pixel setting's 18."""
+    rr = os.environ.get("ROBOT_RL_GYMHIL_PYTHON")
+    if not (rr and Path(rr).is_file()):
+        pytest.skip("ROBOT_RL_GYMHIL_PYTHON not set to robot_rl+gym-hil's python")
+    script = f"""
+import importlib.util, json, sys
+import gymnasium as gym
+import numpy as np
+spec = importlib.util.spec_from_file_location("vs", {str(ROOT / "bench" / "vs_lerobot.py")!r})
+vs = importlib.util.module_from_spec(spec); sys.modules["vs"] = vs; spec.loader.exec_module(vs)
+vs.register_bench_envs(None, 48)
+out = {{}}
+for obs in ("state", "pixels"):
+    env = gym.make(vs.bench_env_id("random", obs), image_obs=True)
+    rows = []
+    for seed in (0, 1):
+        o, _ = env.reset(seed=seed)
+        base = env.unwrapped
+        rows.append([o["agent_pos"].tolist(), base._data.xpos[base._model.body("block").id].tolist()])
+    out[obs] = rows
+    env.close()
+print(json.dumps(out))
+"""
+    proc = subprocess.run([rr, "-c", script], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    for agent_pos, block in out["state"]:
+        assert len(agent_pos) == 21 and agent_pos[18:] == pytest.approx(block, abs=1e-6)
+    assert out["state"][0][1] != out["state"][1][1]  # a random block: another place per seed
+    assert all(len(agent_pos) == 18 for agent_pos, _ in out["pixels"])
+
+
 def test_lerobot_update_rate_comes_from_its_learner_log(vs):
     marker = "INFO 2026-11-27 14:16:56 /learner.py:571 [LEARNER] Optimization frequency loop [Hz]: "
     log = "\n".join([marker + "16.0", marker + "12.0", marker + "nan", marker + "inf", marker, marker + "-3",
