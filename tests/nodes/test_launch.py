@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from graph_harness import PICK, private_env  # noqa: E402
-from polling import alive, outliving
+from polling import alive, outliving, wait_for
 
 LAUNCH = [sys.executable, "-m", "robot_rl.cli", "launch", str(PICK)]
 # CI machines are shared and sometimes stall for a few hundred ms: a stall must not read
@@ -128,25 +128,24 @@ def test_a_node_that_dies_is_reported_and_stops_the_graph(tmp_path):
     assert not any(alive(pid) for pid in children.values())
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def two_episodes_into_a_learner(tmp_path: Path, config: Path, *sets: str, max_seconds: int = 120) -> dict:
     """``robot-rl launch config`` with ``ros.policy=learner`` for 2 episodes of 15 steps
     against a ``robot-rl learner`` over gRPC; both must end with all 30 steps delivered.
     Returns the learner's JSON summary."""
-    port = free_port()
     env = {**private_env(), "ROBOT_RL_TOKEN": "graph-test-token"}
+    # port 0: the learner binds a free port itself and writes it down, so no other test's server can
+    # take a port chosen for it in between (a port found free now may be taken by the bind)
     learner = subprocess.Popen([sys.executable, "-m", "robot_rl.cli", "learner", "--config", str(config), "--run-dir",
-                                str(tmp_path / "learner"), "--port", str(port), "--no-eval", "--no-tensorboard",
+                                str(tmp_path / "learner"), "--port", "0", "--no-eval", "--no-tensorboard",
                                 "--max-seconds", str(max_seconds), "--set", "train.scripted_demos=0", *sets],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     try:
+        # the learner listening is this test's precondition: on a loaded machine its start (torch, the
+        # agent, the server) may also outlast the graph's 30 steps and the actor's 30 s flush after them
+        port_file = tmp_path / "learner" / "learner" / "port"
+        wait_for(lambda: port_file.exists() or learner.poll() is not None, 300)
+        assert learner.poll() is None, learner.communicate()[0][-3000:]
+        port = int(port_file.read_text())
         graph = subprocess.run([sys.executable, "-m", "robot_rl.cli", "launch", str(config), *RELAXED,
                                 "--set", "ros.policy=learner", "--set", "ros.episodes=2", *sets,
                                 "--set", "env.max_episode_steps=15", "--set", f"learning.port={port}",
