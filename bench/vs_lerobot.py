@@ -364,8 +364,8 @@ def _make_bench_env(random_block_position: bool, images: bool = True, image_obs:
     with gym-hil's ``environment_state`` (the block's position, which gym-hil gives with images off)
     appended (:func:`state_dim`): one vector, which LeRobot's gym-hil path passes on as the state
     (it maps ``agent_pos`` only). ``agent_pos`` is scaled by ``state_scale`` (:func:`scale_state`),
-    in both settings. The cameras are ``image_size``
-    square, rendered at that size by gym-hil's own ``render_spec`` (not resized afterwards)."""
+    in both settings. The cameras are ``image_size`` square, rendered at that size by gym-hil's own
+    ``render_spec`` (not resized afterwards)."""
     import gymnasium as gym
     import numpy as np
     from gym_hil import GymRenderingSpec
