@@ -26,3 +26,9 @@ class PegInsertParams:
     insert_depth: float = param(0.015, min=0.002, max=0.05)
     start_pos_range: tuple[float, float, float] = param((0.03, 0.03, 0.01), min=0.0, max=0.1)
     start_yaw_range: float = param(0.0, min=0.0, max=0.2)
+
+    @property
+    def hole_half_width(self) -> float:
+        """The square hole's half width (the peg's plus half the clearance): what the scene cuts
+        and what success asks the tip to be within."""
+        return self.peg_half_width + self.clearance / 2.0

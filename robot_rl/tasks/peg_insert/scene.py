@@ -8,7 +8,7 @@ from robot_rl.tasks.peg_insert.params import PegInsertParams
 
 def scene_parts(p: PegInsertParams) -> SceneParts:
     """MJCF for the board (a ``hole`` site at the hole's top centre) and the peg held by the hand."""
-    w = p.peg_half_width + p.clearance / 2.0  # hole half width
+    w = p.hole_half_width
     b, t = p.board_half_size, p.board_thickness / 2.0
     hx, hy = p.hole_xy
     side = (b - w) / 2.0

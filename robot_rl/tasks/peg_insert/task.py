@@ -70,5 +70,5 @@ class PegInsert(SimTask):
 
     def success(self) -> bool:
         """The tip ``insert_depth`` down in the hole (beside the board it goes as low: :func:`inserted`)."""
-        half = self.params.peg_half_width + self.params.clearance / 2.0
+        half = self.params.hole_half_width
         return inserted(self.peg_tip(), self.hole_top(), (half, half), self.params.insert_depth)

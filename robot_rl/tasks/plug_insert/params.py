@@ -29,3 +29,10 @@ class PlugInsertParams:
     insert_depth: float = param(0.012, min=0.002, max=0.03, doc="plug tip below the board's top, metres")
     start_pos_range: tuple[float, float, float] = param((0.03, 0.03, 0.01), min=0.0, max=0.1)
     start_yaw_range: float = param(0.3, min=0.0, max=0.5, doc="+- radians: the plug starts turned")
+
+    @property
+    def slot_half_size(self) -> tuple[float, float]:
+        """The slot's half length and half width (the plug's plus half the clearance): what the
+        scene cuts and what success asks the tip to be within."""
+        c = self.clearance / 2.0
+        return self.plug_half_length + c, self.plug_half_width + c

@@ -24,7 +24,7 @@ def _box(x0: float, x1: float, y0: float, y1: float, top: float) -> str:
 def scene_parts(p: PlugInsertParams) -> SceneParts:
     """MJCF for the board (a ``socket`` site at the slot's top centre) and the plug held by the hand."""
     c = p.clearance / 2.0
-    sx, sy = p.plug_half_length + c, p.plug_half_width + c  # slot half sizes
+    sx, sy = p.slot_half_size
     ny, nx = p.key_half_width + c, sx + p.key_depth + c  # the notch: half width, and where it ends in x
     b, top = p.board_half_size, p.board_thickness
     walls = [

@@ -85,6 +85,4 @@ class PlugInsert(SimTask):
 
     def success(self) -> bool:
         """The tip ``insert_depth`` down in the slot (beside the board it goes as low: :func:`inserted`)."""
-        c = self.params.clearance / 2.0
-        return inserted(self.plug_tip(), self.socket_top(),
-                        (self.params.plug_half_length + c, self.params.plug_half_width + c), self.params.insert_depth)
+        return inserted(self.plug_tip(), self.socket_top(), self.params.slot_half_size, self.params.insert_depth)
