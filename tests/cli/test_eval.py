@@ -28,6 +28,7 @@ import pytest
 pytest.importorskip("mujoco")
 
 from graph_harness import private_env  # noqa: E402  (tests/support)
+from polling import learner_port  # noqa: E402  (tests/support)
 
 from robot_rl.cli import main  # noqa: E402
 from robot_rl.paths import resolve_config  # noqa: E402
@@ -47,39 +48,33 @@ def sets(items: list[str]) -> list[str]:
     return [a for item in items for a in ("--set", item)]
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def learner_run(tmp_path_factory) -> Path:
     """A ``robot-rl learner`` run trained on one sim actor's steps, ended with its checkpoint."""
     from robot_rl.training.remote.actor_process import ActorProcess
 
     run_dir = tmp_path_factory.mktemp("learner") / "run"
-    port = free_port()
     overrides = [*SMALL, "learning.batch_steps=8", "learning.batch_max_age_s=0.5"]
     log = open(run_dir.parent / "learner.log", "w")
     learner = subprocess.Popen([sys.executable, "-m", "robot_rl.cli", "learner", "--config", CONFIG, "--run-dir",
-                                str(run_dir), "--port", str(port), "--no-eval", "--no-tensorboard", *sets(overrides)],
+                                str(run_dir), "--port", "0", "--no-eval", "--no-tensorboard", *sets(overrides)],
                                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "ROBOT_RL_TOKEN": TOKEN})
-    actor = ActorProcess(load_config(CONFIG, overrides), TOKEN, target=f"127.0.0.1:{port}", actor_id="robot-e")
-    # The actor counts its steps only once the learner has answered (as `robot-rl actor` does): on a
-    # loaded host the learner takes a minute or more to start, and an actor that counted from its own
-    # start would finish its 30 steps, give up flushing them and leave the learner waiting for steps
-    # that never come. Bounded by work: the learner stops once it has trained on its 30 steps.
-    thread = threading.Thread(target=actor.run, kwargs={"max_steps": STEPS, "flush_timeout": 60,
-                                                        "count_only_connected": True}, daemon=True)
+    actor = None
     try:
+        port = learner_port(learner, run_dir)  # its output is in learner.log, asserted on below
+        actor = ActorProcess(load_config(CONFIG, overrides), TOKEN, target=f"127.0.0.1:{port}", actor_id="robot-e")
+        # The actor counts its steps only once the learner has answered (as `robot-rl actor` does): on a
+        # loaded host the learner takes a minute or more to start, and an actor that counted from its own
+        # start would finish its 30 steps, give up flushing them and leave the learner waiting for steps
+        # that never come. Bounded by work: the learner stops once it has trained on its 30 steps.
+        thread = threading.Thread(target=actor.run, kwargs={"max_steps": STEPS, "flush_timeout": 60,
+                                                            "count_only_connected": True}, daemon=True)
         thread.start()
         learner.wait(timeout=480)  # a hang guard only (start-up, 30 steps, ~20 tiny updates)
         thread.join(timeout=60)
     finally:
-        actor.stop()
+        if actor is not None:
+            actor.stop()
         if learner.poll() is None:
             learner.kill()
             learner.wait(30)

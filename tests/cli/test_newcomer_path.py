@@ -22,7 +22,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -33,7 +32,7 @@ import pytest
 pytest.importorskip("mujoco")
 
 from graph_harness import private_env  # noqa: E402  (tests/support)
-from polling import interrupt  # noqa: E402  (tests/support)
+from polling import interrupt, learner_port  # noqa: E402  (tests/support)
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -112,24 +111,20 @@ def test_eval_of_that_run_reports_and_films_it(home, trained):
     assert ok and frame.shape == (256, 512, 3)  # two 128 px cameras, named, scaled x2
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_the_learning_planes_learner_and_actor_beside_the_train_run(home, trained):
-    port = free_port()
     small = sets(*CI_SIZE, "train.total_env_steps=40", "train.eval_every=40", "learning.batch_steps=8",
                  "learning.batch_max_age_s=0.5")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "ROBOT_RL_TOKEN": TOKEN}
     # the learner serves until Ctrl-C, as the page runs it: it must outlive the actor's last acknowledgement
     # (a learner that stopped at its own step budget first left the actor's last steps unacknowledged)
     serving = sets("train.total_env_steps=1000000")
+    learner_run = home / "runs" / "pick_cube_learner"  # the learner's own run, beside the train run
+    (learner_run / "learner" / "port").unlink(missing_ok=True)
     learner = subprocess.Popen([sys.executable, "-m", "robot_rl.cli", "learner", "--config", "configs/pick_cube.yaml",
-                                "--port", str(port), "--max-seconds", "400", *small, *serving], cwd=home, env=env,
+                                "--port", "0", "--max-seconds", "400", *small, *serving], cwd=home, env=env,
                                text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
+        port = learner_port(learner, learner_run)
         actor = robot_rl(["actor", "--config", "configs/pick_cube.yaml", "--actor-id", "sim-1", "--learner",
                           f"127.0.0.1:{port}", "--max-steps", "40", "--no-progress", *small], home, timeout=450)
         learner.send_signal(signal.SIGINT)

@@ -27,6 +27,7 @@ pytest.importorskip("mujoco")
 
 import base_policies  # noqa: E402  (tests/support)
 from actor_harness import CameraLoopback, LoopbackSim  # noqa: E402
+from polling import eventually  # noqa: E402
 
 from robot_rl.agents.residual import BASE_ACTION_KEY  # noqa: E402
 from robot_rl.nodes.actor import ActorSession  # noqa: E402
@@ -70,18 +71,23 @@ def test_the_whole_loop_from_pixels_with_a_base_in_the_actor_and_a_person_taking
 
     monkeypatch.setenv("ROBOT_RL_TOKEN", TOKEN)
     base_policies.POISON.update(every=0, calls=0, poisoned=0)
-    port = free_port()
-    cfg = load_config(PIXELS, [*BASE, "ros.episodes=2", "intervention.device=simulated",
-                               "intervention.simulated.probability=1.0", "intervention.simulated.grace_steps=2",
-                               "intervention.simulated.takeover_steps=3", "train.batch_size=8",
-                               "train.learning_starts=8", "train.utd_ratio=1", "train.scripted_demos=0",
-                               "train.eval_every=0", "train.eval_episodes=0", f"train.run_dir={tmp_path / 'run'}",
-                               f"learning.port={port}", "learning.batch_steps=4", "learning.batch_max_age_s=0.2"])
-    learner = LearnerProcess(cfg, TOKEN, env_fn=config_spaces_env, evaluate=False, tensorboard=False)
+    session_sets = [*BASE, "ros.episodes=2", "intervention.device=simulated", "intervention.simulated.probability=1.0",
+                    "intervention.simulated.grace_steps=2", "intervention.simulated.takeover_steps=3",
+                    "train.batch_size=8", "train.learning_starts=8", "train.utd_ratio=1", "train.scripted_demos=0",
+                    "train.eval_every=0", "train.eval_episodes=0", f"train.run_dir={tmp_path / 'run'}",
+                    "learning.batch_steps=4", "learning.batch_max_age_s=0.2"]
+    learner = LearnerProcess(load_config(PIXELS, session_sets), TOKEN, env_fn=config_spaces_env, evaluate=False,
+                             tensorboard=False)
     assert learner.obs_space[BASE_ACTION_KEY].shape == (4,) and learner.obs_space["front"].shape == (32, 32, 3)
     result: dict = {}
-    thread = threading.Thread(target=lambda: result.update(learner.run(port=port, max_seconds=400)), daemon=True)
+    # port 0: the learner binds one nothing else holds and writes it down (a port found free beforehand
+    # may be taken by another test's server or connection by the time it binds)
+    thread = threading.Thread(target=lambda: result.update(learner.run(port=0, max_seconds=400)), daemon=True)
     thread.start()
+    port_file = tmp_path / "run" / "learner" / "port"
+    assert eventually(lambda: port_file.exists() or not thread.is_alive(), 300) and port_file.exists(), \
+        "the learner stopped before it listened"
+    cfg = load_config(PIXELS, [*session_sets, f"learning.port={int(port_file.read_text())}"])
     sim = PixelSim(cfg)
     try:
         session = ActorSession(cfg, sim.parts)

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from graph_harness import PICK, private_env  # noqa: E402
-from polling import alive, outliving, wait_for
+from polling import alive, learner_port, outliving
 
 LAUNCH = [sys.executable, "-m", "robot_rl.cli", "launch", str(PICK)]
 # CI machines are shared and sometimes stall for a few hundred ms: a stall must not read
@@ -142,10 +142,7 @@ def two_episodes_into_a_learner(tmp_path: Path, config: Path, *sets: str, max_se
     try:
         # the learner listening is this test's precondition: on a loaded machine its start (torch, the
         # agent, the server) may also outlast the graph's 30 steps and the actor's 30 s flush after them
-        port_file = tmp_path / "learner" / "learner" / "port"
-        wait_for(lambda: port_file.exists() or learner.poll() is not None, 300)
-        assert learner.poll() is None, learner.communicate()[0][-3000:]
-        port = int(port_file.read_text())
+        port = learner_port(learner, tmp_path / "learner")
         graph = subprocess.run([sys.executable, "-m", "robot_rl.cli", "launch", str(config), *RELAXED,
                                 "--set", "ros.policy=learner", "--set", "ros.episodes=2", *sets,
                                 "--set", "env.max_episode_steps=15", "--set", f"learning.port={port}",

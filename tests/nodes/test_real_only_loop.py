@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from actor_harness import ScriptedPerson
+from polling import learner_port
 
 from robot_rl.control.transforms import quat_to_rpy
 from robot_rl.nodes.actor import ActorSession, Senders, make_topic_parts
@@ -139,14 +140,6 @@ def arm(cfg, monkeypatch) -> ArmOverTopics:
     return stand_in
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_a_real_only_task_learns_over_topics_with_no_sim(tmp_path, monkeypatch):
     monkeypatch.setenv("ROBOT_RL_TOKEN", TOKEN)
@@ -187,17 +180,16 @@ def test_a_real_only_task_learns_over_topics_with_no_sim(tmp_path, monkeypatch):
         cell.close()
 
         # 3. a learner process over gRPC and the actor over topics: 2 episodes, nothing lost
-        port = free_port()
-        learning = [*SESSION, *recorded, f"reward.classifier_path={model}", f"learning.port={port}",
-                    "env.max_episode_steps=10"]
+        learning = [*SESSION, *recorded, f"reward.classifier_path={model}", "env.max_episode_steps=10"]
         learner = subprocess.Popen(
             [sys.executable, "-c", NO_SIM, "learner", "--config", str(CONNECTOR), "--run-dir", str(tmp_path / "run"),
-             "--port", str(port), "--no-tensorboard", "--max-seconds", "240",
+             "--port", "0", "--no-tensorboard", "--max-seconds", "240",
              *[a for s in learning for a in ("--set", s)]],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
             env={**os.environ, "ROBOT_RL_TOKEN": TOKEN})
         try:
-            cfg = load_config(CONNECTOR, [*learning, "ros.policy=learner", "ros.episodes=2",
+            port = learner_port(learner, tmp_path / "run")
+            cfg = load_config(CONNECTOR, [*learning, f"learning.port={port}", "ros.policy=learner", "ros.episodes=2",
                                           "intervention.device=none"])
             cell = arm(cfg, monkeypatch)
             session = ActorSession(cfg, cell.parts)

@@ -63,3 +63,19 @@ def outliving(pids: Mapping[str, int], timeout: float = 0.0) -> dict[str, int]:
         except ProcessLookupError:
             pass
     return left
+
+
+def learner_port(learner: subprocess.Popen, run_dir: Path, timeout: float = 300.0) -> int:
+    """The port a ``robot-rl learner`` started with ``--port 0`` listens on, read from the
+    ``learner/port`` file it writes into ``run_dir`` once it does.
+
+    A port found free before the start (bind, read, release) can be taken by another test's
+    server, or an outgoing connection, before a learner slowed by a loaded machine binds it:
+    binding 0 lets the kernel choose one nothing else holds. A learner that exits first fails
+    the test with its output; the caller removes a port file an earlier learner left there."""
+    port_file = Path(run_dir) / "learner" / "port"
+    wait_for(lambda: port_file.exists() or learner.poll() is not None, timeout)
+    if learner.poll() is not None:
+        output = "".join(part or "" for part in learner.communicate()) or "(its output went to its log)"
+        raise AssertionError(f"the learner exited ({learner.returncode}) before it listened: {output[-3000:]}")
+    return int(port_file.read_text())
