@@ -26,6 +26,12 @@ against env steps, per arm the median over seeds with the band from the lowest t
 seed, BC alone as its level. After every run the records so far go to ``<out>/partial.json``;
 the last line printed is one JSON object.
 
+Each finished piece (a seed's demos, its BC, each RL arm) leaves its record beside it
+(``<out>/<run>/<piece>.json``). ``--resume`` reads those back instead of running them again
+and continues an RL arm that a stop (Ctrl-C, SIGTERM) cut short from its run's checkpoint,
+its curve read from the run's own ``evals.jsonl``; the options that shape a run must be the
+ones the folder was started with (``<out>/settings.json``).
+
     python bench/base_policy.py                                   # the three harder variants, 3 seeds, 20 and 5 demos
     python bench/base_policy.py --tasks pick_cube_hard --demos 20 --budget 10000
     python bench/base_policy.py --pixels --tasks pick_cube_hard peg_insert_hard --demos 20
@@ -51,7 +57,7 @@ import numpy as np
 from robot_rl import jsonio
 from robot_rl.data.durable import durable_write_text
 from robot_rl.data.imperfect_demos import DemoFlaws
-from robot_rl.errors import RobotRLError
+from robot_rl.errors import RobotRLError, one_line
 from robot_rl.paths import pixels_config, resolve_config
 from robot_rl.tasks import get_task, load_config
 
@@ -63,6 +69,8 @@ MODES = {"rlpd": "none", "warm_start": "warm_start", "residual": "residual"}
 DEFAULT_TASKS = tuple(sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "configs").glob("*_hard.yaml")))
 #: Demos are recorded with seed + this (as robot-rl train's scripted demos are), apart from the runs' seeds.
 DEMO_SEED_OFFSET = 1_000_000
+#: The options a folder was started with, checked by --resume.
+SETTINGS_FILE = "settings.json"
 
 
 def fail(message: str) -> NoReturn:
@@ -105,6 +113,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", default="runs/bench_base_policy")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="config override for every run (BC and RL)")
+    parser.add_argument("--resume", action="store_true",
+                        help="reuse the pieces --out already holds and continue the RL runs a stop cut short")
     args = parser.parse_args(argv)
     check_args(args)
     return args
@@ -134,6 +144,8 @@ def check_args(args: argparse.Namespace) -> None:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         fail(f"--out {out}: exists and is not a folder")
+    if args.resume:
+        check_resume(out / SETTINGS_FILE, settings(args))
     for task in args.tasks:  # every config, with the overrides, loads and is a sim task with an expert
         try:
             cfg = load_config(*config_for(task, args, []))
@@ -141,6 +153,47 @@ def check_args(args: argparse.Namespace) -> None:
             fail(f"--tasks {task}: {err}")
         if cfg.robot.backend != "sim" or get_task(cfg.task.name).real_only:
             fail(f"--tasks {task}: the bench needs a sim task with a scripted expert (robot.backend: sim)")
+
+
+def settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The options that shape a run's records: a resumed folder must have been started with them."""
+    return {"view": "pixels" if args.pixels else "state", "budget": args.budget, "target": args.target,
+            "eval_every": args.eval_every, "eval_episodes": args.eval_episodes, "device": args.device,
+            "demo_flaws": args.flaws.as_dict(), "overrides": list(args.overrides)}
+
+
+def check_resume(path: Path, wanted: dict[str, Any]) -> None:
+    """``--resume`` into a folder this bench started with the same :func:`settings`."""
+    if not path.is_file():
+        fail(f"--resume: {path} not found: nothing to resume in {path.parent} (start it without --resume)")
+    try:
+        started = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        fail(f"--resume: {path}: unreadable ({one_line(err)})")
+    if not isinstance(started, dict):
+        fail(f"--resume: {path}: not the bench's settings")
+    changed = [key for key in wanted if started.get(key) != wanted[key]]
+    if changed:
+        key = changed[0]
+        fail(f"--resume: {path}: {key} was {json.dumps(started.get(key))}, this run asks {json.dumps(wanted[key])}; "
+             "resume with the options the folder was started with, or use another --out")
+
+
+def reuse(path: Path, args: argparse.Namespace) -> dict[str, Any] | None:
+    """A finished piece's record, with ``--resume`` where one was written (else None: run it)."""
+    if not (args.resume and path.is_file()):
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return None  # cut while written: run the piece again
+    return record if isinstance(record, dict) else None
+
+
+def keep(path: Path, record: dict[str, Any]) -> dict[str, Any]:
+    """Write a finished piece's record beside it (what ``--resume`` reads back); return it."""
+    durable_write_text(path, jsonio.dumps(record, indent=1))
+    return record
 
 
 def config_for(task: str, args: argparse.Namespace, extra: list[str]) -> tuple[Path, list[str]]:
@@ -201,23 +254,28 @@ def run_bc(task: str, seed: int, root: Path, args: argparse.Namespace) -> dict[s
 
 
 def run_rl(task: str, arm: str, seed: int, root: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from robot_rl.training.curves import runs_of
+    """One RL arm, or with ``--resume`` the rest of one a stop cut short (its curve is then the
+    whole run's, from its ``evals.jsonl``; ``wall_s`` counts this part only)."""
+    from robot_rl.training.curves import read_evals
+    from robot_rl.training.metrics import EVALS_FILE
     from robot_rl.training.trainer import train
 
+    run_dir = root / arm
     extra = [f"seed={seed}", f"train.demos={root / 'demos'}", "train.scripted_demos=0",
              f"train.total_env_steps={args.budget}", f"train.stop_at_success={args.target}",
-             f"train.run_dir={root / arm}", f"agent.base.mode={MODES[arm]}"]
+             f"train.run_dir={run_dir}", f"agent.base.mode={MODES[arm]}"]
     if arm != "rlpd":
         extra += [f"agent.base.source={root / 'bc'}"]
     if arm == "warm_start":
         extra += ["train.random_steps=0"]
     cfg = load_config(*config_for(task, args, extra))
+    resume = args.resume and (run_dir / "config.yaml").is_file()
     start = time.perf_counter()
-    result = train(cfg, force=True)
-    curve = runs_of(result.evals)
-    return {"steps": result.first_step_reaching(args.target), "env_steps_run": result.env_steps,
-            "best_success": max((y for _, y in curve), default=0.0), "curve": curve,
-            "wall_s": round(time.perf_counter() - start, 1)}
+    result = train(cfg, resume=resume, force=not resume)
+    curve = read_evals(run_dir / EVALS_FILE)
+    return {"steps": next((step for step, rate in curve if rate >= args.target), None),
+            "env_steps_run": result.env_steps, "best_success": max((y for _, y in curve), default=0.0),
+            "curve": curve, "wall_s": round(time.perf_counter() - start, 1), "resumed": resume}
 
 
 def dip(curve: Sequence[tuple[float, float]], bc_success: float | None, window: int,
@@ -323,6 +381,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     arms = [a for a in ARMS if a in args.arms]
     needs_bc = any(a in arms for a in ("bc", "warm_start", "residual"))
     started = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    durable_write_text(out / SETTINGS_FILE, jsonio.dumps(settings(args), indent=1))
     records: list[dict[str, Any]] = []
     results: dict[str, Any] = {}
     for task in args.tasks:
@@ -331,13 +391,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             for seed in args.seeds:  # seed by seed: a run cut short still has whole seeds
                 root = out / f"{Path(task).stem}_{view}_{demos}demos_seed{seed}"
                 run: dict[str, Any] = {"task": Path(task).stem, "view": view, "seed": seed}
-                run["demos"] = record_demos(task, demos, seed, root / "demos", args)
+                run["demos"] = (reuse(root / "demos.json", args)
+                                or keep(root / "demos.json", record_demos(task, demos, seed, root / "demos", args)))
                 if needs_bc:
-                    run["bc"] = run_bc(task, seed, root, args)
+                    run["bc"] = reuse(root / "bc.json", args) or keep(root / "bc.json", run_bc(task, seed, root, args))
                     print(f"{task} {view} demos={demos} seed={seed}: BC eval success {run['bc']['success']:.0%} "
                           f"({run['bc']['wall_s']:.0f} s)", flush=True)
                 for arm in (a for a in arms if a != "bc"):
-                    run[arm] = run_rl(task, arm, seed, root, args)
+                    run[arm] = (reuse(root / f"{arm}.json", args)
+                                or keep(root / f"{arm}.json", run_rl(task, arm, seed, root, args)))
                     bc_success, curve = run.get("bc", {}).get("success"), run[arm]["curve"]
                     run[arm]["dip"], run[arm]["dip_chance"] = dip_and_chance(
                         curve, bc_success, args.dip_window, args.eval_episodes)

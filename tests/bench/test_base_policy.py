@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from bench_runs import ROOT, run_bench
+from polling import wait_for
 
 TINY = ("--seeds", "0", "--demos", "2", "--budget", "200", "--eval-every", "100", "--eval-episodes", "2",
         "--set", "bc.steps=20", "--set", "train.learning_starts=50", "--set", "train.batch_size=16",
@@ -144,6 +145,71 @@ def test_an_out_path_that_is_a_file_is_refused(tmp_path):
     proc = run_script("--out", str(blocker))
     assert proc.returncode == 2 and "--out" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert blocker.read_text() == "kept"
+
+
+def test_resume_continues_an_arm_a_stop_cut_short_and_reuses_what_was_finished(tmp_path):
+    """SIGTERM in the middle of an RL arm (as a run stopped to free the machine), then ``--resume``:
+    the demos are not recorded again, the arm goes on from its checkpoint to the budget, and its
+    curve holds the evaluations from before the stop unchanged."""
+    pytest.importorskip("mujoco")
+    out = tmp_path / "bench"
+    options = ["--tasks", "pick_cube_hard", *TINY, "--budget", "400", "--arms", "rlpd", "--out", str(out)]
+    root = out / "pick_cube_hard_state_2demos_seed0"
+    evals = root / "rlpd" / "evals.jsonl"
+    first = subprocess.Popen([sys.executable, str(ROOT / "bench" / "base_policy.py"), *options], cwd=ROOT,
+                             env={**os.environ, "OMP_NUM_THREADS": "1"}, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    try:
+        # the evaluations at 0 and 100 env steps are written: stop it there, as a stop for CI does
+        wait_for(lambda: (evals.is_file() and len(evals.read_text().splitlines()) >= 2) or first.poll() is not None,
+                 600)
+        first.terminate()
+        output = first.communicate(timeout=300)[0]
+    finally:
+        first.kill()
+    assert first.returncode != 0 and "TrainingStopped" in output, output[-2000:]
+    assert not (root / "rlpd.json").exists()  # the arm did not finish
+    before = [json.loads(line) for line in evals.read_text().splitlines()]
+    demos = (root / "demos.json").read_text()
+    recorded = sorted(p.stat().st_mtime_ns for p in (root / "demos").rglob("*") if p.is_file())
+
+    record, lines = run_bench("base_policy.py", *options, "--resume", timeout=900)
+    assert (root / "demos.json").read_text() == demos  # read back, not recorded again
+    assert sorted(p.stat().st_mtime_ns for p in (root / "demos").rglob("*") if p.is_file()) == recorded
+    arm = json.loads((root / "rlpd.json").read_text())
+    assert arm["resumed"] is True and arm["env_steps_run"] >= 400
+    steps = [x for x, _ in arm["curve"]]
+    assert steps == sorted(set(steps)) and steps[-1] == 400  # once each, to the budget
+    kept = {(r["env_steps"], r["success_rate"]) for r in before if r.get("success_rate") is not None}
+    assert kept and kept <= {tuple(point) for point in arm["curve"]}  # the evaluations before the stop
+    result = record["results"]["pick_cube_hard_state_2demos"]["rlpd"]
+    assert result["best_success"] == [max(y for _, y in arm["curve"])]
+    # a second --resume runs nothing: every piece is read back
+    again, _ = run_bench("base_policy.py", *options, "--resume", timeout=300)
+    assert again["results"] == record["results"]
+
+
+@pytest.mark.parametrize("change, fragment", [
+    (["--budget", "500"], "budget was 400, this run asks 500"),
+    (["--set", "train.utd_ratio=2"], "overrides was"),
+    (["--pixels"], 'view was "state", this run asks "pixels"'),
+])
+def test_resume_with_other_options_is_one_line_and_exit_2(tmp_path, change, fragment):
+    out = tmp_path / "bench"
+    out.mkdir()
+    flaws = {"noise": 0.3, "failed": 0.15, "hesitant": 0.25, "pauses": 2, "pause_steps": 4, "miss": 0.03}
+    settings = {"view": "state", "budget": 400, "target": 0.95, "eval_every": 1000, "eval_episodes": 20,
+                "device": "cpu", "demo_flaws": flaws, "overrides": []}
+    proc = run_script("--tasks", "pick_cube_hard", "--budget", "400", "--out", str(out), "--resume", *change)
+    assert proc.returncode == 2 and "nothing to resume" in proc.stderr  # no settings file: nothing started here
+    (out / "settings.json").write_text(json.dumps(settings))
+    proc = run_script("--tasks", "pick_cube_hard", "--budget", "400", "--out", str(out), "--resume", *change)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and fragment in lines[0] and "settings.json" in lines[0], lines
+    (out / "settings.json").write_text("{torn")
+    proc = run_script("--tasks", "pick_cube_hard", "--out", str(out), "--resume")
+    assert proc.returncode == 2 and "unreadable" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["settings.json"]  # nothing run, nothing else written
 
 
 def test_pixels_runs_the_tasks_robots_view_config_with_the_variants_parameters(monkeypatch, tmp_path):
