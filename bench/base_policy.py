@@ -30,7 +30,7 @@ Each finished piece (a seed's demos, its BC, each RL arm) leaves its record besi
 (``<out>/<run>/<piece>.json``). ``--resume`` reads those back instead of running them again
 and continues an RL arm that a stop (Ctrl-C, SIGTERM) cut short from its run's checkpoint,
 its curve read from the run's own ``evals.jsonl``; the options that shape a run must be the
-ones the folder was started with (``<out>/settings.json``).
+ones the folder was started with (``<out>/settings.json``; the config files are not compared).
 
     python bench/base_policy.py                                   # the three harder variants, 3 seeds, 20 and 5 demos
     python bench/base_policy.py --tasks pick_cube_hard --demos 20 --budget 10000
