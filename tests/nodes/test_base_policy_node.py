@@ -85,8 +85,9 @@ def test_the_whole_loop_from_pixels_with_a_base_in_the_actor_and_a_person_taking
     thread = threading.Thread(target=lambda: result.update(learner.run(port=0, max_seconds=400)), daemon=True)
     thread.start()
     port_file = tmp_path / "run" / "learner" / "port"
-    assert eventually(lambda: port_file.exists() or not thread.is_alive(), 300) and port_file.exists(), \
-        "the learner stopped before it listened"
+    if not (eventually(lambda: port_file.exists() or not thread.is_alive(), 300) and port_file.exists()):
+        learner.stop()
+        raise AssertionError("the learner did not listen within 300 s, or stopped first")
     cfg = load_config(PIXELS, [*session_sets, f"learning.port={int(port_file.read_text())}"])
     sim = PixelSim(cfg)
     try:
