@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from polling import learner_port
 
 from robot_rl.cli import main
 from robot_rl.paths import resolve_config
@@ -177,12 +178,7 @@ def test_a_learner_that_refused_a_stranger_exits_0_unless_strict(tmp_path):
         runs[name] = (run, subprocess.Popen(cmd, stdout=out, stderr=err, env=ENV), out, err)
     try:
         for name, (run, proc, _, _) in runs.items():
-            port_file = run / "learner" / "port"
-            deadline = time.monotonic() + 120
-            while not port_file.exists() and proc.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert proc.poll() is None, (tmp_path / f"{name}.err").read_text()[-3000:]
-            knock_with_a_wrong_token(int(port_file.read_text()))
+            knock_with_a_wrong_token(learner_port(proc, run, 120, log=tmp_path / f"{name}.err"))
         codes = {name: proc.wait(120) for name, (_, proc, _, _) in runs.items()}
     finally:
         for _, proc, out, err in runs.values():

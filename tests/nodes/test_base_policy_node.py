@@ -27,7 +27,7 @@ pytest.importorskip("mujoco")
 
 import base_policies  # noqa: E402  (tests/support)
 from actor_harness import CameraLoopback, LoopbackSim  # noqa: E402
-from polling import eventually  # noqa: E402
+from polling import listening_port  # noqa: E402
 
 from robot_rl.agents.residual import BASE_ACTION_KEY  # noqa: E402
 from robot_rl.nodes.actor import ActorSession  # noqa: E402
@@ -84,11 +84,14 @@ def test_the_whole_loop_from_pixels_with_a_base_in_the_actor_and_a_person_taking
     # may be taken by another test's server or connection by the time it binds)
     thread = threading.Thread(target=lambda: result.update(learner.run(port=0, max_seconds=400)), daemon=True)
     thread.start()
-    port_file = tmp_path / "run" / "learner" / "port"
-    if not (eventually(lambda: port_file.exists() or not thread.is_alive(), 300) and port_file.exists()):
+    try:
+        port = listening_port(tmp_path / "run", thread.is_alive)
+    except AssertionError:
         learner.stop()
-        raise AssertionError("the learner did not listen within 300 s, or stopped first")
-    cfg = load_config(PIXELS, [*session_sets, f"learning.port={int(port_file.read_text())}"])
+        raise
+    if port is None:
+        raise AssertionError("the learner stopped before it listened")
+    cfg = load_config(PIXELS, [*session_sets, f"learning.port={port}"])
     sim = PixelSim(cfg)
     try:
         session = ActorSession(cfg, sim.parts)

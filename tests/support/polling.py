@@ -65,17 +65,27 @@ def outliving(pids: Mapping[str, int], timeout: float = 0.0) -> dict[str, int]:
     return left
 
 
-def learner_port(learner: subprocess.Popen, run_dir: Path, timeout: float = 300.0) -> int:
-    """The port a ``robot-rl learner`` started with ``--port 0`` listens on, read from the
-    ``learner/port`` file it writes into ``run_dir`` once it does.
+def listening_port(run_dir: Path, running: Callable[[], Any], timeout: float = 300.0) -> int | None:
+    """The port a learner (a ``robot-rl learner`` process, or a ``LearnerProcess`` in a thread) that
+    bound port 0 listens on, read from the ``learner/port`` file it writes into ``run_dir`` once it
+    does; None when ``running()`` turns false first.
 
     A port found free before the start (bind, read, release) can be taken by another test's
     server, or an outgoing connection, before a learner slowed by a loaded machine binds it:
-    binding 0 lets the kernel choose one nothing else holds. A learner that exits first fails
-    the test with its output; the caller removes a port file an earlier learner left there."""
+    binding 0 lets the kernel choose one nothing else holds. The caller removes a port file an
+    earlier learner left there."""
     port_file = Path(run_dir) / "learner" / "port"
-    wait_for(lambda: port_file.exists() or learner.poll() is not None, timeout)
+    wait_for(lambda: port_file.exists() or not running(), timeout)
+    return int(port_file.read_text()) if port_file.exists() else None
+
+
+def learner_port(learner: subprocess.Popen, run_dir: Path, timeout: float = 300.0, log: Path | None = None) -> int:
+    """:func:`listening_port` of a ``robot-rl learner`` process; one that exits first fails the
+    test with its output (the tail of ``log`` where its output goes to a file)."""
+    port = listening_port(run_dir, lambda: learner.poll() is None, timeout)
     if learner.poll() is not None:
-        output = "".join(part or "" for part in learner.communicate()) or "(its output went to its log)"
+        output = (Path(log).read_text() if log is not None else
+                  "".join(part or "" for part in learner.communicate()) or "(its output went to its log)")
         raise AssertionError(f"the learner exited ({learner.returncode}) before it listened: {output[-3000:]}")
-    return int(port_file.read_text())
+    assert port is not None
+    return port

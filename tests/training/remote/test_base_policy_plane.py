@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import shutil
 import threading
-import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -21,6 +20,7 @@ import numpy as np
 import pytest
 import torch
 from point_reach import PointExpert, make_point_env
+from polling import listening_port
 
 from robot_rl.agents.policy import Policy
 from robot_rl.agents.residual import BASE_ACTION_KEY, residual_target
@@ -92,16 +92,6 @@ def plane_cfg(run_dir: Path, source: str, demos: Path, mode: str = "residual") -
     return cfg
 
 
-def _port(run_dir: Path, timeout: float = 120.0) -> int:
-    end = time.monotonic() + timeout
-    port_file = run_dir / "learner" / "port"
-    while time.monotonic() < end:
-        if port_file.is_file() and port_file.read_text().strip():
-            return int(port_file.read_text())
-        time.sleep(0.05)
-    raise TimeoutError("the learner never bound its port")
-
-
 def test_the_base_runs_in_the_actor_and_only_the_residual_s_weights_travel(tmp_path, bc):
     bc_dir, demos = bc
     base_dir = tmp_path / "base"
@@ -112,7 +102,8 @@ def test_the_base_runs_in_the_actor_and_only_the_residual_s_weights_travel(tmp_p
     result: dict = {}
     thread = threading.Thread(target=lambda: result.update(learner.run(port=0, max_seconds=240)), daemon=True)
     thread.start()
-    port = _port(tmp_path / "run")
+    port = listening_port(tmp_path / "run", thread.is_alive, 120)
+    assert port is not None, "the learner stopped before it listened"
     actor = ActorProcess(cfg, TOKEN, target=f"127.0.0.1:{port}", actor_id="a1",
                          env_fn=lambda c: Person(make_point_env(max_steps=20)))
     sent: list[dict] = []

@@ -25,6 +25,8 @@ import pytest
 
 pytest.importorskip("mujoco")
 
+from polling import learner_port  # noqa: E402  (tests/support)
+
 from robot_rl.config.learning import LearningConfig  # noqa: E402
 from robot_rl.paths import resolve_config  # noqa: E402
 from robot_rl.tasks import load_config  # noqa: E402
@@ -65,10 +67,7 @@ class LearnerRun:
                "--port", "0", "--no-eval", "--no-tensorboard", *sets(SMALL)]
         with open(self.out, "w") as out, open(self.err, "w") as err:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=ENV)
-        port_file = self.run_dir / "learner" / "port"
-        wait_for(lambda: port_file.exists() or self.proc.poll() is not None, 180, "the learner's port")
-        assert self.proc.poll() is None, self.err.read_text()[-3000:]
-        self.port = int(port_file.read_text())
+        self.port = learner_port(self.proc, self.run_dir, 180, log=self.err)
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
