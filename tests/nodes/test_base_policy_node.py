@@ -86,11 +86,10 @@ def test_the_whole_loop_from_pixels_with_a_base_in_the_actor_and_a_person_taking
     thread.start()
     try:
         port = listening_port(tmp_path / "run", thread.is_alive)
+        assert port is not None, "the learner stopped before it listened"
     except AssertionError:
-        learner.stop()
+        learner.stop()  # one still starting after the wait must not outlive the test
         raise
-    if port is None:
-        raise AssertionError("the learner stopped before it listened")
     cfg = load_config(PIXELS, [*session_sets, f"learning.port={port}"])
     sim = PixelSim(cfg)
     try:
