@@ -683,7 +683,10 @@ def lerobot_config(spec: dict[str, Any]) -> dict[str, Any]:
         # offline buffer: half of robot_rl's batch_size each makes the same rows per update, half demos
         "batch_size": spec["batch_size"] // 2, "log_freq": 50, "save_checkpoint": True, "save_freq": spec["eval_every"],
         "wandb": {"enable": False},
-        "dataset": {"repo_id": "local/bench_pick_cube", "root": spec["dataset"], "use_imagenet_stats": False},
+        # PyAV decodes the demos' videos: the torchcodec wheel LeRobot installs (its default backend when
+        # present) needs FFmpeg's shared libraries, which a machine without a system FFmpeg lacks
+        "dataset": {"repo_id": "local/bench_pick_cube", "root": spec["dataset"], "use_imagenet_stats": False,
+                    "video_backend": "pyav"},
         "env": {"type": "gym_manipulator", "name": "gym_hil", "task": spec_env_id(spec).split("/", 1)[1],
                 # the actor sleeps to hold env.fps (gym-hil's own 10 Hz unless --lerobot-fps), as on a real
                 # cell, so its learner updates at its own pace between env steps (LeRobot's design: it does not

@@ -147,6 +147,8 @@ def test_both_sides_get_the_same_settings(vs):
                                              "observation.state"]
     assert pol["input_features"]["observation.images.front"]["shape"] == [3, 64, 64]  # what the env renders
     assert cfg["env"]["fps"] == 2 and "env.control_hz=10" in sets  # LeRobot's actor's pace; the env's own rate
+    # LeRobot's learner decodes the demos' videos with PyAV: its default, torchcodec, needs a system FFmpeg
+    assert cfg["dataset"]["video_backend"] == "pyav"
     assert vs.gym_obs("pixels") == {"state": ["agent_pos"], "front": ["pixels/front"], "wrist": ["pixels/wrist"]}
     assert vs.gym_obs("state") == {"state": ["agent_pos"]}
 
@@ -194,6 +196,30 @@ def test_a_tiny_side_by_side_run(tmp_path):
     assert all(Path(p).is_file() for p in record["png"])
     speed = record["update_speed"]["eager"]
     assert speed["robot_rl"]["median"] > 0 and speed["lerobot"]["median"] > 0 and speed["robot_rl_over_lerobot"] > 0
+
+
+def test_a_tiny_side_by_side_run_from_pixels(tmp_path):
+    """Both learners from two 48 x 48 cameras, a hundred-odd env steps: each side reads the shared
+    dataset's videos, learns, is evaluated, and the JSON line has both (LeRobot's learner decodes
+    the demos' videos, which the state run never does)."""
+    lr = os.environ.get("ROBOT_RL_LEROBOT_PYTHON") or os.environ.get("LEROBOT_PYTHON")
+    rr = os.environ.get("ROBOT_RL_GYMHIL_PYTHON")
+    if not (lr and rr and Path(lr).is_file() and Path(rr).is_file()):
+        pytest.skip("LEROBOT_PYTHON / ROBOT_RL_GYMHIL_PYTHON not set to LeRobot's and robot_rl+gym-hil's pythons")
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "vs_lerobot.py"), "--obs", "pixels", "--image-size", "48",
+                           "--seeds", "0", "--env-steps", "120", "--learning-starts", "20", "--eval-every", "20",
+                           "--eval-episodes", "1", "--demos", "2", "--batch-size", "16", "--update-speed", "0",
+                           "--update-speed-pixels", "0", "--out", str(tmp_path)], capture_output=True, text=True,
+                          timeout=3000)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    record = json.loads(proc.stdout.strip().splitlines()[-1])
+    both = record["results"]["pixels_fixed"]
+    assert set(both) == {"robot_rl", "lerobot"} and record["image_size"] == 48
+    for name, entry in both.items():
+        assert "errors" not in entry, (name, entry)
+        assert entry["updates_per_s"] > 0 and entry["replay_bytes_per_transition"] > 0, (name, entry)
+    runs = json.loads((tmp_path / "runs.json").read_text())
+    assert all(run["curve"] for run in runs), runs  # each side was evaluated at least once
 
 
 def test_the_state_env_appends_the_block_s_position_to_agent_pos(tmp_path):
