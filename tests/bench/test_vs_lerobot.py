@@ -199,7 +199,7 @@ def test_a_tiny_side_by_side_run(tmp_path):
 
 
 def test_a_tiny_side_by_side_run_from_pixels(tmp_path):
-    """Both learners from two 48 x 48 cameras, a hundred-odd env steps: each side reads the shared
+    """Both learners from two 48 x 48 cameras, a few hundred env steps: each side reads the shared
     dataset's videos, learns, is evaluated, and the JSON line has both (LeRobot's learner decodes
     the demos' videos, which the state run never does)."""
     lr = os.environ.get("ROBOT_RL_LEROBOT_PYTHON") or os.environ.get("LEROBOT_PYTHON")
@@ -207,7 +207,7 @@ def test_a_tiny_side_by_side_run_from_pixels(tmp_path):
     if not (lr and rr and Path(lr).is_file() and Path(rr).is_file()):
         pytest.skip("LEROBOT_PYTHON / ROBOT_RL_GYMHIL_PYTHON not set to LeRobot's and robot_rl+gym-hil's pythons")
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "vs_lerobot.py"), "--obs", "pixels", "--image-size", "48",
-                           "--seeds", "0", "--env-steps", "120", "--learning-starts", "20", "--eval-every", "20",
+                           "--seeds", "0", "--env-steps", "300", "--learning-starts", "20", "--eval-every", "50",
                            "--eval-episodes", "1", "--demos", "2", "--batch-size", "16", "--update-speed", "0",
                            "--update-speed-pixels", "0", "--out", str(tmp_path)], capture_output=True, text=True,
                           timeout=3000)
