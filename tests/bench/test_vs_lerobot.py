@@ -206,11 +206,11 @@ def test_a_tiny_side_by_side_run_from_pixels(tmp_path):
     rr = os.environ.get("ROBOT_RL_GYMHIL_PYTHON")
     if not (lr and rr and Path(lr).is_file() and Path(rr).is_file()):
         pytest.skip("LEROBOT_PYTHON / ROBOT_RL_GYMHIL_PYTHON not set to LeRobot's and robot_rl+gym-hil's pythons")
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "vs_lerobot.py"), "--obs", "pixels", "--image-size", "48",
-                           "--seeds", "0", "--env-steps", "300", "--learning-starts", "20", "--eval-every", "50",
-                           "--eval-episodes", "1", "--demos", "2", "--batch-size", "16", "--update-speed", "0",
-                           "--update-speed-pixels", "0", "--out", str(tmp_path)], capture_output=True, text=True,
-                          timeout=3000)
+    args = ["--obs", "pixels", "--image-size", "48", "--seeds", "0", "--env-steps", "300", "--learning-starts", "20",
+            "--eval-every", "50", "--eval-episodes", "1", "--demos", "2", "--batch-size", "16", "--update-speed", "0",
+            "--update-speed-pixels", "0", "--out", str(tmp_path)]
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "vs_lerobot.py"), *args], capture_output=True,
+                          text=True, timeout=3000)
     assert proc.returncode == 0, proc.stderr[-2000:]
     record = json.loads(proc.stdout.strip().splitlines()[-1])
     both = record["results"]["pixels_fixed"]
