@@ -175,18 +175,23 @@ def test_robot_rl_s_update_is_timed_alone(vs):
     assert timed["updates_per_s"] > 0 and math.isfinite(timed["updates_per_s"]) and timed["compiled"] is False
 
 
-def test_a_tiny_side_by_side_run(tmp_path):
-    """Both learners, state, fixed block, a few hundred env steps: the JSON line has both."""
+def _tiny_run(*args: str) -> dict:
+    """``bench/vs_lerobot.py`` with ``args`` where both virtualenvs are named (else the test skips):
+    its exit status 0 and its last line, the JSON summary."""
     lr = os.environ.get("ROBOT_RL_LEROBOT_PYTHON") or os.environ.get("LEROBOT_PYTHON")
     rr = os.environ.get("ROBOT_RL_GYMHIL_PYTHON")
     if not (lr and rr and Path(lr).is_file() and Path(rr).is_file()):
         pytest.skip("LEROBOT_PYTHON / ROBOT_RL_GYMHIL_PYTHON not set to LeRobot's and robot_rl+gym-hil's pythons")
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "vs_lerobot.py"), "--seeds", "0", "--env-steps", "200",
-                           "--eval-every", "100", "--eval-episodes", "2", "--demos", "2", "--batch-size", "32",
-                           "--update-speed", "3",
-                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=3000)
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "vs_lerobot.py"), *args], capture_output=True,
+                          text=True, timeout=3000)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    record = json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_a_tiny_side_by_side_run(tmp_path):
+    """Both learners, state, fixed block, a few hundred env steps: the JSON line has both."""
+    record = _tiny_run("--seeds", "0", "--env-steps", "200", "--eval-every", "100", "--eval-episodes", "2",
+                       "--demos", "2", "--batch-size", "32", "--update-speed", "3", "--out", str(tmp_path))
     both = record["results"]["state_fixed"]
     assert set(both) == {"robot_rl", "lerobot"}
     for entry in both.values():
@@ -204,17 +209,10 @@ def test_a_tiny_side_by_side_run_from_pixels(tmp_path):
     the demos' videos, which the state run never does). LeRobot's actor at 2 Hz gives its learner
     about 100 s after the first episode to reach its first checkpoint at 50 optimisation steps,
     so a loaded machine still gets there: at 10 Hz it had 20 s, and under load it did not."""
-    lr = os.environ.get("ROBOT_RL_LEROBOT_PYTHON") or os.environ.get("LEROBOT_PYTHON")
-    rr = os.environ.get("ROBOT_RL_GYMHIL_PYTHON")
-    if not (lr and rr and Path(lr).is_file() and Path(rr).is_file()):
-        pytest.skip("LEROBOT_PYTHON / ROBOT_RL_GYMHIL_PYTHON not set to LeRobot's and robot_rl+gym-hil's pythons")
-    args = ["--obs", "pixels", "--image-size", "48", "--seeds", "0", "--env-steps", "300", "--learning-starts", "20",
-            "--eval-every", "50", "--eval-episodes", "1", "--demos", "2", "--batch-size", "16", "--update-speed", "0",
-            "--update-speed-pixels", "0", "--lerobot-fps", "2", "--out", str(tmp_path)]
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "vs_lerobot.py"), *args], capture_output=True,
-                          text=True, timeout=3000)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    record = json.loads(proc.stdout.strip().splitlines()[-1])
+    record = _tiny_run("--obs", "pixels", "--image-size", "48", "--seeds", "0", "--env-steps", "300",
+                       "--learning-starts", "20", "--eval-every", "50", "--eval-episodes", "1", "--demos", "2",
+                       "--batch-size", "16", "--update-speed", "0", "--update-speed-pixels", "0", "--lerobot-fps", "2",
+                       "--out", str(tmp_path))
     both = record["results"]["pixels_fixed"]
     assert set(both) == {"robot_rl", "lerobot"} and record["image_size"] == 48
     for name, entry in both.items():
