@@ -84,6 +84,11 @@ include its in-run evaluations, ``eval_env_steps_in_wall`` of them; LeRobot's in
 checkpoints, each also writing its replay buffer as a dataset), updates/s
 (updates over the run's wall time), updates per env step, replay bytes per transition; and a
 PNG of both curves per setting in ``--out``; and ``update_speed``, the equal-work update rates.
+
+``--merge A B ...`` makes that line and the PNGs from the runs of earlier ``--out`` folders, for
+learners or seeds run as separate bench processes at the same time (the dataset copied into each
+folder first, so every run reads the same demos). It refuses runs whose specs differ in budget,
+evaluation, update settings, demos, image size, LeRobot's pace or state scaling.
 """
 
 from __future__ import annotations
@@ -183,10 +188,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "use_torch_compile)")
     p.add_argument("--learners", nargs="+", default=list(LEARNERS), help=f"of {', '.join(LEARNERS)}")
     p.add_argument("--out", default="runs/bench_vs_lerobot")
+    p.add_argument("--merge", nargs="+", metavar="DIR",
+                   help="no runs: the runs of earlier --out folders (learners or seeds run as separate bench "
+                        "processes) in one summary, PNG and JSON line in --out, refused unless all were run under "
+                        "one protocol; the other flags are not read")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--spec", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    if args.child is None:
+    if args.child is None and args.merge is None:
         check_args(args)
     return args
 
@@ -294,6 +303,141 @@ def summarize(runs: list[dict[str, Any]], budget: int) -> dict[str, Any]:
             entry["errors"] = errors
         out.setdefault(f"{obs}_{block}", {})[learner] = entry
     return out
+
+
+#: What every merged run must share (each run's spec, written beside its log), and what only some share:
+#: the image size among the runs from pixels, LeRobot's actor pace among LeRobot's runs, and the state
+#: scaling (which the demos fix) among the runs of one setting.
+PROTOCOL_KEYS = ("env_steps", "eval_every", "eval_episodes", "eval_seed", "demos", "batch_size", "utd", "discount",
+                 "learning_starts", "init_temperature")
+#: The file in a run's folder that holds the whole spec it ran with.
+SPEC_FILES = {"robot_rl": "train.spec.json", "lerobot": "eval.spec.json"}
+
+
+def _check_row(row: Any, where: str) -> None:
+    """One ``runs.json`` row as :func:`summarize` reads it, or a :class:`BenchError` naming the field."""
+    if not isinstance(row, dict):
+        raise BenchError(f"{where}: not an object")
+    for key, allowed in (("learner", LEARNERS), ("obs", OBS_MODES), ("block", BLOCKS)):
+        if row.get(key) not in allowed:
+            raise BenchError(f"{where}: {key} {row.get(key)!r} is not one of {', '.join(allowed)}")
+    seed = row.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise BenchError(f"{where}: seed {seed!r} is not a non-negative integer")
+    curve = row.get("curve")
+    if not isinstance(curve, list):
+        raise BenchError(f"{where}: curve is not a list")
+    for point in curve:
+        ok = (isinstance(point, list) and len(point) == 2
+              and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in point)
+              and isinstance(point[0], int) and point[0] >= 0 and 0.0 <= point[1] <= 1.0)  # NaN fails too
+        if not ok:
+            raise BenchError(f"{where}: curve point {point!r} is not [env steps, success in [0, 1]]")
+    for key in ("env_steps", "updates", "eval_env_steps_in_wall", "image_size"):
+        value = row.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise BenchError(f"{where}: {key} {value!r} is not a non-negative integer")
+
+
+def _run_spec_files(folder: Path, row: dict[str, Any]) -> list[Path]:
+    """The spec files under ``folder`` that may be a row's: its setting's folder names the image
+    size, which rows written before they held ``image_size`` do not say."""
+    name = f"{row['learner']}_seed{row['seed']}/{SPEC_FILES[row['learner']]}"
+    setting = f"{row['obs']}_{row['block']}"
+    if row["obs"] != "pixels":
+        candidates = [folder / setting / name]
+    elif row.get("image_size") is not None:
+        candidates = [folder / f"{setting}_{row['image_size']}px" / name]
+    else:
+        candidates = sorted(folder.glob(f"{setting}_*px/{name}"))
+    return [path for path in candidates if path.is_file()]
+
+
+def _run_spec(folder: Path, row: dict[str, Any], where: str) -> dict[str, Any]:
+    """The spec a row's run was started with (its budget, evaluation, update settings, demos)."""
+    found = _run_spec_files(folder, row)
+    if len(found) != 1:
+        raise BenchError(f"{where}: {len(found)} spec files ({SPEC_FILES[row['learner']]}) for "
+                         f"{row['learner']} {row['obs']} {row['block']} seed {row['seed']} under {folder}")
+    try:
+        spec = json.loads(found[0].read_text())
+    except (OSError, ValueError) as err:
+        raise BenchError(f"{found[0]}: unreadable ({type(err).__name__})") from None
+    if not isinstance(spec, dict):
+        raise BenchError(f"{found[0]}: not a JSON object")
+    for key in ("obs", "block", "seed"):
+        if spec.get(key) != row[key]:
+            raise BenchError(f"{found[0]}: {key} {spec.get(key)!r} is not the run's {row[key]!r}")
+    return spec
+
+
+def merge_runs(folders: list[Path]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The runs of several ``--out`` folders as one list, with the protocol they share.
+
+    Running each learner (or seed) as its own bench process on a copied dataset divides the wall
+    time by the cores it has; the figures are then only comparable if every run had the same
+    budget, evaluation, update settings and demos, so this reads each run's own spec and refuses
+    a difference in one :class:`BenchError` line naming both files. The folders are only read.
+    """
+    runs: list[dict[str, Any]] = []
+    seen: dict[tuple[Any, ...], str] = {}
+    shared: dict[str, tuple[Any, str]] = {}
+    for folder in folders:
+        path = folder / "runs.json"
+        try:
+            rows = json.loads(path.read_text())
+        except (OSError, ValueError) as err:
+            raise BenchError(f"{path}: unreadable ({type(err).__name__})") from None
+        if not isinstance(rows, list):
+            raise BenchError(f"{path}: not a JSON list of runs")
+        for i, row in enumerate(rows):
+            where = f"{path} run {i}"
+            _check_row(row, where)
+            key = (row["learner"], row["obs"], row["block"], row["seed"])
+            if key in seen:
+                raise BenchError(f"{where}: {' '.join(map(str, key))} is also in {seen[key]}")
+            seen[key] = where
+            if row.get("error") and not _run_spec_files(folder, row):
+                runs.append(row)  # a run that failed before its spec was complete: an error, no figures
+                continue
+            spec = _run_spec(folder, row, where)
+            scoped = [(k, k) for k in PROTOCOL_KEYS]
+            if row["obs"] == "pixels":
+                scoped.append(("image_size", "image_size"))
+            if row["learner"] == "lerobot":
+                scoped.append(("lerobot_fps", "lerobot_fps"))
+            scoped.append(("state_scale", f"state_scale of {row['obs']} {row['block']}"))
+            for spec_key, name in scoped:
+                if spec_key not in spec:
+                    raise BenchError(f"{where}: its spec has no {spec_key}")
+                first = shared.setdefault(name, (spec[spec_key], where))
+                if spec[spec_key] != first[0]:
+                    shown = "" if spec_key == "state_scale" else f" {spec[spec_key]!r} (not {first[0]!r})"
+                    raise BenchError(f"{where}: {name}{shown} differs from {first[1]}'s")
+            for point in row["curve"]:
+                if point[0] > spec["env_steps"]:
+                    raise BenchError(f"{where}: curve point at {point[0]} env steps is past the budget "
+                                     f"{spec['env_steps']}")
+            runs.append({**row, **({"image_size": spec["image_size"]} if row["obs"] == "pixels" else {})})
+    if not runs:
+        raise BenchError(f"--merge: no runs in {', '.join(str(f) for f in folders)}")
+    protocol = {name: value for name, (value, _) in shared.items() if not name.startswith("state_scale")}
+    return runs, protocol
+
+
+def merged_summary(folders: list[Path], out: Path) -> dict[str, Any]:
+    """``--merge``: the JSON line (and PNGs and ``runs.json`` in ``out``) of earlier runs together."""
+    if any(f.resolve() == out for f in folders):
+        raise BenchError(f"--out: {out} is one of the merged folders; its runs.json would be overwritten")
+    runs, protocol = merge_runs(folders)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "runs.json").write_text(json.dumps(runs, indent=1))
+    return {"bench": "vs_lerobot", "env": "gym_hil PandaPickCube (Base + EE wrappers)",
+            "budget": protocol["env_steps"], "eval_episodes": protocol["eval_episodes"],
+            "seeds": sorted({r["seed"] for r in runs}), "demos": protocol["demos"],
+            "image_size": protocol.get("image_size"), "lerobot_fps": protocol.get("lerobot_fps"),
+            "results": summarize(runs, protocol["env_steps"]), "update_speed": None, "png": plot(runs, out),
+            "merged": [str(f) for f in folders], "protocol": protocol}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1160,6 +1304,13 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"result": result}), flush=True)
         return 0
     out = Path(args.out).resolve()
+    if args.merge is not None:
+        try:
+            print(json.dumps(merged_summary([Path(f).resolve() for f in args.merge], out)), flush=True)
+        except BenchError as err:
+            print(f"vs_lerobot: {err}", file=sys.stderr)
+            return USAGE_EXIT
+        return 0
     out.mkdir(parents=True, exist_ok=True)
     config = Path(__file__).resolve().parents[1] / "configs" / "pick_cube.yaml"
     common = {"env_steps": args.env_steps, "eval_every": args.eval_every, "eval_episodes": args.eval_episodes,
@@ -1201,6 +1352,8 @@ def main(argv: list[str] | None = None) -> int:
                             "run_dir": str(run_dir / "run")}
                     row: dict[str, Any] = {"learner": learner, "obs": obs, "block": block, "seed": seed,
                                            "curve": [], "wall_s": None, "env_steps": 0, "updates": None}
+                    if obs == "pixels":
+                        row["image_size"] = args.image_size  # which setting folder holds the run (--merge)
                     try:
                         if learner == "robot_rl":
                             row.update(run_child(args.robot_rl_python, "robot_rl_train", spec, run_dir / "train.log"))

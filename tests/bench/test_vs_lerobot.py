@@ -432,3 +432,138 @@ def test_no_runs_times_the_state_and_the_pixel_updates_of_both_sides(vs, pythons
     assert set(calls) == {("lerobot_update_speed", 64, 2, 3), ("lerobot_update_speed", None, 5, 20),
                           ("robot_rl_update_speed", 64, 2, 3), ("robot_rl_update_speed", None, 5, 20)}
     assert len(calls) == 12  # 3 rounds x 2 sides x (state, pixels): nothing else ran
+
+
+# --merge: learners or seeds run as separate bench processes, summarized together
+
+_PROTOCOL = {"env_steps": 4000, "eval_every": 1000, "eval_episodes": 20, "eval_seed": 10_000, "demos": 10,
+             "batch_size": 256, "utd": 2, "discount": 0.97, "learning_starts": 100, "init_temperature": 0.01,
+             "image_size": 64, "lerobot_fps": 1, "state_scale": {"center": [0.0] * 18, "half_range": [1.0] * 18}}
+
+
+def _out_folder(root, name, rows, **spec_changes):
+    """An ``--out`` folder as a bench process leaves it: ``runs.json`` and each run's spec file."""
+    folder = root / name
+    for row in rows:
+        setting = f"{row['obs']}_{row['block']}" + ("_64px" if row["obs"] == "pixels" else "")
+        run = folder / setting / f"{row['learner']}_seed{row['seed']}"
+        run.mkdir(parents=True)
+        spec = {**_PROTOCOL, "obs": row["obs"], "block": row["block"], "seed": row["seed"], **spec_changes}
+        (run / ("train.spec.json" if row["learner"] == "robot_rl" else "eval.spec.json")).write_text(json.dumps(spec))
+    (folder / "runs.json").write_text(json.dumps(rows))
+    return folder
+
+
+def _pixel_run(learner, seed, curve, **kw):
+    return {**_run(learner, seed, curve, wall=4000.0, steps=4000, updates=7800, **kw), "obs": "pixels"}
+
+
+def test_merge_summarizes_runs_of_separate_processes_as_one(vs, tmp_path, capsys):
+    a = _out_folder(tmp_path, "A", [_pixel_run("robot_rl", 0, [[1000, 0.0], [2000, 1.0]])])
+    b = _out_folder(tmp_path, "B", [_pixel_run("lerobot", 0, [[1144, 0.0], [3223, 0.0]])])
+    c = _out_folder(tmp_path, "C", [_pixel_run("robot_rl", 1, [[1000, 1.0]]), _pixel_run("lerobot", 1, [[2180, 0.9]])])
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert vs.main(["--merge", str(a), str(b), str(c), "--out", str(tmp_path / "M")]) == 0
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    rr, lr = line["results"]["pixels_fixed"]["robot_rl"], line["results"]["pixels_fixed"]["lerobot"]
+    assert rr["steps_to_80_per_seed"] == [2000, 1000] and lr["steps_to_80_per_seed"] == [None, 2180]
+    assert (line["budget"], line["seeds"], line["image_size"], line["lerobot_fps"]) == (4000, [0, 1], 64, 1)
+    assert len(json.loads((tmp_path / "M" / "runs.json").read_text())) == 4
+    assert {p: p.read_bytes() for p in before} == before  # the merged folders are only read
+
+
+@pytest.mark.parametrize("change, word", [
+    ({"eval_episodes": 10}, "eval_episodes 10 (not 20) differs"), ({"env_steps": 6000}, "env_steps"),
+    ({"image_size": 48}, "image_size 48"), ({"lerobot_fps": 10}, "lerobot_fps 10"),
+    ({"init_temperature": 1.0}, "init_temperature"), ({"utd": 4}, "utd"),
+    ({"state_scale": {"center": [0.5] * 18, "half_range": [1.0] * 18}}, "state_scale of pixels fixed differs"),
+    ({"seed": 7}, "seed 7 is not the run's 0"),
+])
+def test_merge_refuses_runs_of_another_protocol_naming_both(vs, tmp_path, capsys, change, word):
+    a = _out_folder(tmp_path, "A", [_pixel_run("robot_rl", 0, [[1000, 1.0]])])
+    b = _out_folder(tmp_path, "B", [_pixel_run("lerobot", 0, [[1000, 1.0]])], **change)
+    c = _out_folder(tmp_path, "C", [_pixel_run("lerobot", 1, [[1000, 1.0]])])
+    assert vs.main(["--merge", str(a), str(c), str(b), "--out", str(tmp_path / "M")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and word in err and str(b) in err
+    assert "differs" not in word or f"from {a / 'runs.json'} run 0's" in err  # the first run it differs from
+    assert not (tmp_path / "M").exists()  # nothing written from a refused merge
+
+
+@pytest.mark.parametrize("row_change, word", [
+    ({"curve": [[1000, float("nan")]]}, "curve point"), ({"curve": [[1000, float("inf")]]}, "curve point"),
+    ({"curve": [[1000, 1.5]]}, "curve point"), ({"curve": [[-5, 0.5]]}, "curve point"),
+    ({"curve": [[1000.5, 0.5]]}, "curve point"), ({"curve": [["1000", 0.5]]}, "curve point"),
+    ({"curve": [[1000, True]]}, "curve point"), ({"curve": [[1000]]}, "curve point"),
+    ({"curve": [[9000, 1.0]]}, "past the budget 4000"), ({"curve": "up"}, "curve is not a list"),
+    ({"learner": "sb3"}, "learner 'sb3'"), ({"obs": "depth"}, "obs 'depth'"), ({"seed": -1}, "seed -1"),
+    ({"seed": "0"}, "seed '0'"), ({"seed": 1e300}, "seed"), ({"updates": -3}, "updates -3"),
+    ({"eval_env_steps_in_wall": "many"}, "eval_env_steps_in_wall"), ({"image_size": "../x"}, "image_size"),
+])
+def test_merge_refuses_a_malformed_run_naming_its_file_and_field(vs, tmp_path, capsys, row_change, word):
+    good = _pixel_run("robot_rl", 0, [[1000, 1.0]])
+    folder = _out_folder(tmp_path, "A", [good])
+    (folder / "runs.json").write_text(json.dumps([{**good, **row_change}]))
+    assert vs.main(["--merge", str(folder), "--out", str(tmp_path / "M")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and word in err and f"{folder / 'runs.json'} run 0" in err
+
+
+def test_merge_refuses_missing_broken_and_clashing_folders(vs, tmp_path, capsys):
+    a = _out_folder(tmp_path, "A", [_pixel_run("robot_rl", 0, [[1000, 1.0]])])
+    twin = _out_folder(tmp_path, "Twin", [_pixel_run("robot_rl", 0, [[1000, 0.0]])])
+    broken = tmp_path / "Broken"
+    broken.mkdir()
+    (broken / "runs.json").write_text('[{"learner": "robot_rl", "obs"')  # cut off mid-write
+    no_spec = _out_folder(tmp_path, "NoSpec", [_pixel_run("lerobot", 0, [[1000, 1.0]])])
+    (no_spec / "pixels_fixed_64px" / "lerobot_seed0" / "eval.spec.json").unlink()
+    empty = tmp_path / "Empty"
+    empty.mkdir()
+    (empty / "runs.json").write_text("[]")
+    for folders, out, word in (([a, twin], tmp_path / "M", "robot_rl pixels fixed 0 is also in"),
+                               ([a, broken], tmp_path / "M", f"{broken / 'runs.json'}: unreadable"),
+                               ([a, tmp_path / "Nope"], tmp_path / "M", "Nope/runs.json: unreadable"),
+                               ([a, no_spec], tmp_path / "M", "0 spec files (eval.spec.json)"),
+                               ([empty], tmp_path / "M", "--merge: no runs"),
+                               ([a, twin], twin, "--out:")):
+        assert vs.main(["--merge", *map(str, folders), "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and word in err, err
+    assert json.loads((twin / "runs.json").read_text())[0]["curve"] == [[1000, 0.0]]  # the --out clash kept it
+    # a LeRobot run that failed before its evaluation has no full spec: its error is carried, no figures
+    failed = {**_pixel_run("lerobot", 0, []), "error": "LeRobot's actor failed (exit 1, log x)"}
+    (no_spec / "runs.json").write_text(json.dumps([failed]))
+    assert vs.main(["--merge", str(a), str(no_spec), "--out", str(tmp_path / "M")]) == 0
+    lerobot = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["results"]["pixels_fixed"]["lerobot"]
+    assert lerobot["errors"] == ["seed 0: LeRobot's actor failed (exit 1, log x)"] and lerobot["steps_to_80"] is None
+
+
+def test_merge_needs_no_virtualenvs(vs, tmp_path, monkeypatch):
+    monkeypatch.delenv("ROBOT_RL_LEROBOT_PYTHON", raising=False)
+    monkeypatch.delenv("LEROBOT_PYTHON", raising=False)
+    assert vs.parse_args(["--merge", str(tmp_path)]).lerobot_python is None  # not checked: nothing runs
+
+
+def test_a_bench_process_s_pixel_runs_merge_at_their_image_size(vs, pythons, tmp_path, monkeypatch, capsys):
+    """The runs a bench process leaves (rows and spec files, the children faked) are what --merge reads;
+    two image sizes in one --out stay apart because each row says its own."""
+    def fake_child(python, child, spec, log, pythonpath="", wait=True):
+        log.with_suffix(".spec.json").write_text(json.dumps(spec))  # as run_child writes it
+        if child == "record":
+            return {"episodes": 10, "expert_successes": 10,
+                    "state_scale": {"center": [0.0] * 18, "half_range": [1.0] * 18}}
+        if child == "robot_rl_train":
+            return {"curve": [[500, spec["image_size"] / 100]], "wall_s": 10.0, "env_steps": 500, "updates": 975}
+        return {}
+
+    monkeypatch.setattr(vs, "run_child", fake_child)
+    out = tmp_path / "A"
+    for size in ("48", "64"):
+        assert vs.main([*pythons, "--obs", "pixels", "--seeds", "0", "--learners", "robot_rl", "--image-size", size,
+                        "--env-steps", "500", "--eval-every", "500", "--update-speed", "0",
+                        "--update-speed-pixels", "0", "--out", str(out)]) == 0
+        assert json.loads((out / "runs.json").read_text())[0]["image_size"] == int(size)
+    capsys.readouterr()
+    assert vs.main(["--merge", str(out), "--out", str(tmp_path / "M")]) == 0
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert line["image_size"] == 64 and line["results"]["pixels_fixed"]["robot_rl"]["final_success"] == [0.64]
