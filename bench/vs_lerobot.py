@@ -251,11 +251,9 @@ def steps_to(curve: list[tuple[int, float]], target: float) -> int | None:
 def median_steps(per_seed: list[int | None], budget: int) -> int | None:
     """Median over seeds of the steps to a target; a seed that never got there counts as more than
     the budget, so the median is None when half or more never did."""
-    if not per_seed:
-        return None
-    big = budget + 1
-    m = statistics.median([big if s is None else s for s in per_seed])
-    return None if m >= big else int(m)
+    if not per_seed or 2 * sum(s is None for s in per_seed) >= len(per_seed):
+        return None  # (with an even count, half short would otherwise average the budget in)
+    return int(statistics.median([budget + 1 if s is None else s for s in per_seed]))
 
 
 def _finite(x: Any) -> float | None:

@@ -91,6 +91,8 @@ def test_steps_to_and_the_median_over_seeds(vs):
     assert vs.steps_to(curve, 0.99) is None
     assert vs.median_steps([1000, None, 2000], budget=3000) == 2000
     assert vs.median_steps([1000, None, None], budget=3000) is None  # most seeds never got there
+    assert vs.median_steps([2205, None], budget=4000) is None  # half never did: not (2205 + 4001) / 2
+    assert vs.median_steps([1000, 3000, None, 2000], budget=4000) == 2500
     assert vs.median_steps([], budget=3000) is None
 
 
