@@ -366,6 +366,11 @@ def _run_spec(folder: Path, row: dict[str, Any], where: str) -> dict[str, Any]:
     for key in ("obs", "block", "seed"):
         if spec.get(key) != row[key]:
             raise BenchError(f"{found[0]}: {key} {spec.get(key)!r} is not the run's {row[key]!r}")
+    for key in PROTOCOL_KEYS:
+        value = spec.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or _finite(value) is None or value < 0 \
+                or (key == "env_steps" and not (isinstance(value, int) and value > 0)):
+            raise BenchError(f"{found[0]}: {key} {value!r} is not a finite non-negative number")
     return spec
 
 
@@ -417,8 +422,8 @@ def merge_runs(folders: list[Path]) -> tuple[list[dict[str, Any]], dict[str, Any
                     raise BenchError(f"{where}: curve point at {point[0]} env steps is past the budget "
                                      f"{spec['env_steps']}")
             runs.append({**row, **({"image_size": spec["image_size"]} if row["obs"] == "pixels" else {})})
-    if not runs:
-        raise BenchError(f"--merge: no runs in {', '.join(str(f) for f in folders)}")
+    if "env_steps" not in shared:
+        raise BenchError(f"--merge: no run with a spec in {', '.join(str(f) for f in folders)}")
     protocol = {name: value for name, (value, _) in shared.items() if not name.startswith("state_scale")}
     return runs, protocol
 

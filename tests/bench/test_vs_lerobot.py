@@ -479,7 +479,8 @@ def test_merge_summarizes_runs_of_separate_processes_as_one(vs, tmp_path, capsys
     ({"image_size": 48}, "image_size 48"), ({"lerobot_fps": 10}, "lerobot_fps 10"),
     ({"init_temperature": 1.0}, "init_temperature"), ({"utd": 4}, "utd"),
     ({"state_scale": {"center": [0.5] * 18, "half_range": [1.0] * 18}}, "state_scale of pixels fixed differs"),
-    ({"seed": 7}, "seed 7 is not the run's 0"),
+    ({"seed": 7}, "seed 7 is not the run's 0"), ({"discount": float("nan")}, "discount nan is not a finite"),
+    ({"env_steps": "4000"}, "env_steps '4000' is not"), ({"env_steps": 0}, "env_steps 0 is not"),
 ])
 def test_merge_refuses_runs_of_another_protocol_naming_both(vs, tmp_path, capsys, change, word):
     a = _out_folder(tmp_path, "A", [_pixel_run("robot_rl", 0, [[1000, 1.0]])])
@@ -526,7 +527,7 @@ def test_merge_refuses_missing_broken_and_clashing_folders(vs, tmp_path, capsys)
                                ([a, broken], tmp_path / "M", f"{broken / 'runs.json'}: unreadable"),
                                ([a, tmp_path / "Nope"], tmp_path / "M", "Nope/runs.json: unreadable"),
                                ([a, no_spec], tmp_path / "M", "0 spec files (eval.spec.json)"),
-                               ([empty], tmp_path / "M", "--merge: no runs"),
+                               ([empty], tmp_path / "M", "--merge: no run with a spec"),
                                ([a, twin], twin, "--out:")):
         assert vs.main(["--merge", *map(str, folders), "--out", str(out)]) == 2
         err = capsys.readouterr().err.strip()
@@ -538,6 +539,8 @@ def test_merge_refuses_missing_broken_and_clashing_folders(vs, tmp_path, capsys)
     assert vs.main(["--merge", str(a), str(no_spec), "--out", str(tmp_path / "M")]) == 0
     lerobot = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["results"]["pixels_fixed"]["lerobot"]
     assert lerobot["errors"] == ["seed 0: LeRobot's actor failed (exit 1, log x)"] and lerobot["steps_to_80"] is None
+    assert vs.main(["--merge", str(no_spec), "--out", str(tmp_path / "M")]) == 2  # no protocol to report
+    assert "no run with a spec" in capsys.readouterr().err
 
 
 def test_merge_needs_no_virtualenvs(vs, tmp_path, monkeypatch):
