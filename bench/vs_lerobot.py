@@ -136,6 +136,7 @@ IMAGE_SIZE = 128  # gym-hil's render size (its GymRenderingSpec), the --image-si
 #: and 3) needs at least 39 pixels; 32 fails in its third conv
 IMAGE_SIZES = (39, 256)
 TASK = "Pick up the cube"
+BENCH_ENV = "gym_hil PandaPickCube (Base + EE wrappers)"  # the JSON line's "env"
 USAGE_EXIT = 2
 
 
@@ -351,9 +352,9 @@ def _run_spec_files(folder: Path, row: dict[str, Any]) -> list[Path]:
     return [path for path in candidates if path.is_file()]
 
 
-def _run_spec(folder: Path, row: dict[str, Any], where: str) -> dict[str, Any]:
-    """The spec a row's run was started with (its budget, evaluation, update settings, demos)."""
-    found = _run_spec_files(folder, row)
+def _run_spec(found: list[Path], folder: Path, row: dict[str, Any], where: str) -> dict[str, Any]:
+    """The spec a row's run was started with (its budget, evaluation, update settings, demos), from
+    the one file :func:`_run_spec_files` found."""
     if len(found) != 1:
         raise BenchError(f"{where}: {len(found)} spec files ({SPEC_FILES[row['learner']]}) for "
                          f"{row['learner']} {row['obs']} {row['block']} seed {row['seed']} under {folder}")
@@ -400,10 +401,11 @@ def merge_runs(folders: list[Path]) -> tuple[list[dict[str, Any]], dict[str, Any
             if key in seen:
                 raise BenchError(f"{where}: {' '.join(map(str, key))} is also in {seen[key]}")
             seen[key] = where
-            if row.get("error") and not _run_spec_files(folder, row):
+            found = _run_spec_files(folder, row)
+            if row.get("error") and not found:
                 runs.append(row)  # a run that failed before its spec was complete: an error, no figures
                 continue
-            spec = _run_spec(folder, row, where)
+            spec = _run_spec(found, folder, row, where)
             scoped = [(k, k) for k in PROTOCOL_KEYS]
             if row["obs"] == "pixels":
                 scoped.append(("image_size", "image_size"))
@@ -435,7 +437,7 @@ def merged_summary(folders: list[Path], out: Path) -> dict[str, Any]:
     runs, protocol = merge_runs(folders)
     out.mkdir(parents=True, exist_ok=True)
     (out / "runs.json").write_text(json.dumps(runs, indent=1))
-    return {"bench": "vs_lerobot", "env": "gym_hil PandaPickCube (Base + EE wrappers)",
+    return {"bench": "vs_lerobot", "env": BENCH_ENV,
             "budget": protocol["env_steps"], "eval_episodes": protocol["eval_episodes"],
             "seeds": sorted({r["seed"] for r in runs}), "demos": protocol["demos"],
             "image_size": protocol.get("image_size"), "lerobot_fps": protocol.get("lerobot_fps"),
@@ -1375,7 +1377,7 @@ def main(argv: list[str] | None = None) -> int:
         except BenchError as err:
             update_speed = {"error": str(err)}
         print(f"vs_lerobot: update speed {json.dumps(update_speed)}", file=sys.stderr, flush=True)
-    summary = {"bench": "vs_lerobot", "env": "gym_hil PandaPickCube (Base + EE wrappers)", "budget": args.env_steps,
+    summary = {"bench": "vs_lerobot", "env": BENCH_ENV, "budget": args.env_steps,
                "eval_episodes": args.eval_episodes, "seeds": args.seeds, "demos": demos or args.demos,
                "image_size": args.image_size if "pixels" in args.obs else None, "lerobot_fps": args.lerobot_fps,
                "results": summarize(runs, args.env_steps), "update_speed": update_speed,
