@@ -1,4 +1,4 @@
-"""The GPU figures the docs still lack, in one run with a deadline and one JSON file.
+"""The GPU figures the docs give, in one run with a deadline and one JSON file.
 
 ``bench/gpu_suite.sh`` runs this (``MUJOCO_GL=egl`` unless set). Parts, in this order,
 each with its own time budget inside one global deadline:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One command for every GPU figure the docs still lack: learner updates/s (state, 2 cameras
+# One command for every GPU figure the docs give: learner updates/s (state, 2 cameras
 # with the small encoder, a frozen ResNet-10 cached and per batch; plain, prefetch, bf16,
 # compile), the ResNet-10's images/s, env steps/s with MuJoCo rendering, and PegInsert's
 # sample efficiency from pixels. One JSON file; its JSON is the last line printed.
